@@ -1,0 +1,106 @@
+"""Payload models carried by tooltray's signals: one pydantic model per signal.
+
+Receivers get ``(sender, payload=Model)`` where the sender is the session id, so many sessions can
+share one process and one namespace without crossing.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class _Payload(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+def turn_from_message_count(message_count: int) -> int:
+    """The turn number implied by a persisted message count (MIRA's rule: survives restarts)."""
+    return (message_count + 1) // 2
+
+
+class TurnCompleted(_Payload):
+    """Emitted by the agent when a user turn is finished (the model answered).
+
+    Give ``turn`` directly, or ``message_count`` and the turn is derived from it.
+    """
+
+    turn: int = Field(default=0, ge=0)
+    message_count: int | None = Field(default=None, ge=0)
+
+    @model_validator(mode="after")
+    def _derive(self) -> TurnCompleted:
+        if self.turn == 0 and self.message_count is not None:
+            object.__setattr__(self, "turn", turn_from_message_count(self.message_count))
+        return self
+
+
+class ToolUsed(_Payload):
+    """Emitted by the agent after it ran a tool (meta-tools excluded)."""
+
+    tool: str
+    turn: int | None = Field(default=None, ge=0)
+    ok: bool = True
+
+
+class SessionStarted(_Payload):
+    """A session boundary: a new session, or an explicit resume of a stored one."""
+
+    turn: int
+    resumed: bool
+    loaded: list[str]
+
+
+class SessionEnded(_Payload):
+    """The agent closed the session; its state stays in the store."""
+
+    turn: int
+
+
+class ContextCompacted(_Payload):
+    """The agent compacted its context: a safe moment to evict idle tools."""
+
+    turn: int | None = None
+    evicted: list[str] = Field(default_factory=list)
+
+
+class ToolsLoaded(_Payload):
+    """Tools were appended to the loaded set."""
+
+    turn: int
+    tools: list[str]
+    source: str
+
+
+class ToolsUnloaded(_Payload):
+    """Tools left the loaded set: ``reason`` is unloaded, evicted or fallback-expired."""
+
+    turn: int
+    tools: list[str]
+    reason: str
+
+
+class SelectionChanged(_Payload):
+    """The tools the model sees changed, and with them the prompt-prefix hash."""
+
+    turn: int
+    added: list[str]
+    removed: list[str]
+    prefix_hash: str
+
+
+class EscapeHatch(_Payload):
+    """The model reached past the selection: load_tools, fallback, or an unlisted call."""
+
+    turn: int
+    kind: Literal["load_tools", "fallback", "unlisted_call"]
+    tools: list[str]
+
+
+class LoaderDegraded(_Payload):
+    """The loader could not do its job and exposed every allowed tool (or the last known set)."""
+
+    turn: int
+    reason: str
+    error: str

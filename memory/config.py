@@ -1,0 +1,114 @@
+"""One settings model for tooltray: constructor arguments, ``TOOLTRAY_*`` variables, a TOML file.
+
+Precedence, highest first: arguments, environment (``TOOLTRAY_MAX_TOOLS=20``), the TOML file
+named by ``TOOLTRAY_CONFIG`` (else ``./tooltray.toml`` when present, table ``[tooltray]`` or top
+level), then the defaults below.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from tooltray.tools.errors import ConfigError
+
+Growth = Literal["never", "on_strong_match", "every_turn"]
+RenderPath = Literal["text", "openai", "responses", "anthropic"]
+
+
+class _TomlSource(PydanticBaseSettingsSource):
+    """Reads the optional TOML file; a broken file is an error that names it."""
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        path = os.environ.get("TOOLTRAY_CONFIG") or "tooltray.toml"
+        file = Path(path)
+        if not file.is_file():
+            if os.environ.get("TOOLTRAY_CONFIG"):
+                raise ConfigError(f"TOOLTRAY_CONFIG names {path!r}, which is not a file: fix it.")
+            return {}
+        try:
+            data = tomllib.loads(file.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"Config file {path!r} is not valid TOML ({exc}): fix it.") from None
+        table = data.get("tooltray", data)
+        return dict(table) if isinstance(table, dict) else {}
+
+
+class Settings(BaseSettings):
+    """Everything a user can tune; every field has a working default.
+
+    Attributes:
+        db: SQLAlchemy URL of the store (``None``: ``TOOLTRAY_DB``, else ``./tooltray.db``).
+        enabled: the loader's own switch; off exposes every allowed tool, as without tooltray.
+        memory_enabled: the memory switch; off is the same legacy all-tools path.
+        path: how tools reach the model: ``text`` block, or a native ``tools=`` format.
+        max_tools: cap on selected tools (CORE, pinned and meta-tools not counted).
+        token_budget: cap on tokens of the selected tools' native schemas (o200k).
+        hard_max_tools: most tools explicit ``load_tools`` calls may grow the set to.
+        idle_turns: tools unused for this many turns are evicted at session boundaries.
+        growth: what later turns may add: nothing, strong matches, or every pick.
+        context_window: the model's context size in tokens.
+        activation_share: while every allowed tool fits in this share of the window, load all.
+        core: extra tool names that are always loaded (besides pinned specs).
+        allow: allow-list of tool names (``None``: all registered tools).
+        deny: names never exposed or run.
+        query_mode: how the conversation becomes the retrieval query.
+        embedder: ``minilm`` (offline default) or ``openai`` (an OpenAI-compatible server).
+        embed_base_url: base URL of the embeddings server for ``embedder = "openai"``.
+        embed_model: model name for the embeddings server.
+        skills_dir: folder of ``SKILL.md`` files; ``None`` disables the skill signal.
+        result_max_chars: tool results longer than this are shortened with a handle.
+        instructions: the caller's system instructions, first in the stable prefix.
+    """
+
+    model_config = SettingsConfigDict(env_prefix="TOOLTRAY_", extra="ignore")
+
+    db: str | None = None
+    enabled: bool = True
+    memory_enabled: bool = True
+    path: RenderPath = "openai"
+    max_tools: int = Field(default=16, ge=0, le=1000)
+    token_budget: int = Field(default=4000, ge=0)
+    hard_max_tools: int = Field(default=64, ge=1)
+    idle_turns: int = Field(default=5, ge=1)
+    growth: Growth = "on_strong_match"
+    context_window: int = Field(default=32768, ge=256)
+    activation_share: float = Field(default=0.10, ge=0.0, le=1.0)
+    core: list[str] = Field(default_factory=list)
+    allow: list[str] | None = None
+    deny: list[str] = Field(default_factory=list)
+    query_mode: str = "current+previous"
+    embedder: Literal["minilm", "openai"] = "minilm"
+    embed_base_url: str | None = None
+    embed_model: str = "text-embedding-3-small"
+    skills_dir: Path | None = None
+    result_max_chars: int = Field(default=1500, ge=100)
+    instructions: str = "You are a helpful assistant. Use the tools when they help."
+
+    @model_validator(mode="after")
+    def _check(self) -> Settings:
+        if self.embedder == "openai" and not self.embed_base_url:
+            raise ConfigError(
+                "embedder = 'openai' needs embed_base_url (TOOLTRAY_EMBED_BASE_URL): "
+                "set it to the server's /v1 URL, or use embedder = 'minilm'."
+            )
+        return self
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, env_settings, _TomlSource(settings_cls))

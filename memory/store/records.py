@@ -1,0 +1,147 @@
+"""Plain records that cross the store boundary: what the trinket reads and what it asks to change.
+
+The store turns a :class:`Changes` into one transaction and answers with a fresh
+:class:`SessionSnapshot`, so the trinket's view is always what the database holds (several
+processes may share one session).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+Source = Literal[
+    "core", "pinned", "skill", "semantic", "lexical", "escape", "manual", "fallback", "all"
+]
+EventKind = Literal[
+    "loaded",
+    "unloaded",
+    "used",
+    "escape",
+    "fallback",
+    "evicted",
+    "refused",
+    "degraded",
+    "selected",
+    "compacted",
+    "started",
+    "resumed",
+    "ended",
+]
+
+
+@dataclass(frozen=True)
+class LoadedTool:
+    """One tool in a session's loaded set; ``position`` fixes its place in ``tools=``."""
+
+    name: str
+    position: int
+    loaded_turn: int
+    last_used_turn: int | None
+    source: str
+    score: float | None = None
+    fallback: bool = False
+
+
+@dataclass(frozen=True)
+class HistoryEvent:
+    """One append-only history row (never updated, never deleted)."""
+
+    session_id: str
+    turn: int
+    kind: str
+    tool: str | None = None
+    source: str | None = None
+    score: float | None = None
+    detail: str | None = None
+    at: datetime | None = None
+    id: int | None = None
+
+
+@dataclass(frozen=True)
+class TurnRecord:
+    """What one turn looked like from the model's side."""
+
+    session_id: str
+    turn: int
+    prefix_hash: str
+    tool_tokens: int
+    loaded_count: int
+    eager_tokens: int | None = None
+    at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Load:
+    """Add ``name`` at the end of the loaded set (no-op if already loaded, except fallback->real)."""
+
+    name: str
+    source: str
+    turn: int
+    score: float | None = None
+    fallback: bool = False
+
+
+@dataclass(frozen=True)
+class Unload:
+    """Remove ``name`` from the loaded set; ``kind`` is the history kind (unloaded, evicted, ...)."""
+
+    name: str
+    kind: str = "unloaded"
+
+
+@dataclass(frozen=True)
+class Use:
+    """``name`` was called at ``turn``: ``last_used_turn`` becomes max(old, turn)."""
+
+    name: str
+    turn: int
+
+
+@dataclass
+class Changes:
+    """Everything one trinket step changes, applied by the store in one transaction.
+
+    ``turn`` only ever moves the session counter forward (max). ``events`` are appended as
+    given; loads, unloads and uses also write their own history rows.
+    """
+
+    turn: int | None = None
+    loads: list[Load] = field(default_factory=list)
+    unloads: list[Unload] = field(default_factory=list)
+    uses: list[Use] = field(default_factory=list)
+    events: list[HistoryEvent] = field(default_factory=list)
+    turn_record: TurnRecord | None = None
+    status: str | None = None
+    meta: dict[str, object] | None = None
+
+    def empty(self) -> bool:
+        """True when applying would change nothing."""
+        return not (
+            self.turn is not None
+            or self.loads
+            or self.unloads
+            or self.uses
+            or self.events
+            or self.turn_record
+            or self.status
+            or self.meta
+        )
+
+
+@dataclass(frozen=True)
+class SessionSnapshot:
+    """A session as stored: its turn counter, status, meta and loaded set in position order."""
+
+    session_id: str
+    turn: int
+    status: str
+    loaded: tuple[LoadedTool, ...]
+    meta: dict[str, object]
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+
+    def names(self) -> list[str]:
+        """Loaded tool names in ``tools=`` order."""
+        return [t.name for t in self.loaded]

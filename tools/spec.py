@@ -1,0 +1,177 @@
+"""What a tool is: :class:`ToolSpec`, and what a bundle of sibling tools is: :class:`Bundle`.
+
+A spec is provider-neutral. Renderers turn it into a text line or a provider's ``tools=`` entry;
+importers build it from callables, OpenAI dicts, MCP tools or catalog files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import warnings
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from tooltray.tools.errors import ToolSpecError
+
+NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_.-]{1,64}$")
+JSON_TYPES = {"object", "array", "string", "number", "integer", "boolean", "null"}
+EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
+
+
+def check_name(name: str, what: str = "tool") -> str:
+    """Return ``name`` if providers accept it (1-64 of ``[a-zA-Z0-9_.-]``), else raise."""
+    if not isinstance(name, str) or not NAME_PATTERN.match(name):
+        shown = repr(name)[:80]
+        raise ToolSpecError(
+            f"Invalid {what} name {shown}: use 1-64 characters from [a-zA-Z0-9_.-] "
+            "(the rule OpenAI and Anthropic enforce); rename the tool."
+        )
+    return name
+
+
+def _check_schema_node(node: Any, path: str, depth: int = 0) -> None:
+    if depth > 32:
+        raise ToolSpecError(f"Schema nested deeper than 32 levels at {path}: flatten it.")
+    if not isinstance(node, dict):
+        if isinstance(node, bool):
+            return
+        raise ToolSpecError(f"Schema at {path} must be an object, got {type(node).__name__}.")
+    kind = node.get("type")
+    kinds = kind if isinstance(kind, list) else [kind] if kind is not None else []
+    for k in kinds:
+        if k not in JSON_TYPES:
+            raise ToolSpecError(
+                f"Schema at {path} has unknown type {k!r}: use one of {sorted(JSON_TYPES)}."
+            )
+    props = node.get("properties")
+    if props is not None:
+        if not isinstance(props, dict):
+            raise ToolSpecError(f"Schema at {path}.properties must be an object of schemas.")
+        for key, sub in props.items():
+            _check_schema_node(sub, f"{path}.properties.{key}", depth + 1)
+    if "items" in node and not isinstance(node["items"], (dict, bool, list)):
+        raise ToolSpecError(f"Schema at {path}.items must be a schema.")
+    required = node.get("required")
+    if required is not None and not (
+        isinstance(required, list) and all(isinstance(r, str) for r in required)
+    ):
+        raise ToolSpecError(f"Schema at {path}.required must be a list of property names.")
+
+
+def check_parameters(schema: Any, tool: str = "?") -> dict[str, Any]:
+    """Validate a tool's parameters as a JSON Schema object and return a normalised copy.
+
+    An empty dict means "no arguments" and becomes ``{"type": "object", "properties": {}}``.
+    """
+    if schema is None or schema == {}:
+        return dict(EMPTY_SCHEMA, properties={})
+    if not isinstance(schema, dict):
+        raise ToolSpecError(
+            f"Tool {tool!r}: parameters must be a JSON Schema object (a dict), "
+            f"got {type(schema).__name__}; pass {{'type': 'object', 'properties': {{...}}}}."
+        )
+    if schema.get("type", "object") != "object":
+        raise ToolSpecError(
+            f"Tool {tool!r}: parameters must have type 'object', got {schema.get('type')!r}; "
+            "wrap the arguments in an object schema."
+        )
+    try:
+        _check_schema_node(schema, "parameters")
+    except ToolSpecError as exc:
+        raise ToolSpecError(f"Tool {tool!r}: {exc}") from None
+    out = json.loads(json.dumps(schema))
+    out.setdefault("type", "object")
+    out.setdefault("properties", {})
+    return dict(out)
+
+
+class ToolSpec(BaseModel):
+    """One tool as tooltray sees it: provider-neutral, validated, hashable by content.
+
+    Attributes:
+        name: provider-safe name, 1-64 of ``[a-zA-Z0-9_.-]``.
+        description: what the tool does; its first sentence is the text-path line.
+        parameters: a JSON Schema object for the arguments.
+        bundle: the cohesion group the tool belongs to (siblings load together).
+        tags: free labels that break ties between equally good matches.
+        priority: higher wins ties; 0 by default.
+        pinned: always loaded (CORE) and never unloaded.
+        source: where the spec came from (``catalog``, ``callable``, ``openai``, ``mcp:server``).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=lambda: dict(EMPTY_SCHEMA, properties={}))
+    bundle: str | None = None
+    tags: tuple[str, ...] = ()
+    priority: int = 0
+    pinned: bool = False
+    source: str = "manual"
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        return check_name(v)
+
+    @field_validator("bundle")
+    @classmethod
+    def _bundle(cls, v: str | None) -> str | None:
+        return None if v is None else check_name(v, "bundle")
+
+    @model_validator(mode="after")
+    def _schema(self) -> ToolSpec:
+        object.__setattr__(self, "parameters", check_parameters(self.parameters, self.name))
+        if not self.description.strip():
+            warnings.warn(
+                f"Tool {self.name!r} has an empty description: retrieval and the model both "
+                "rely on it; write one sentence saying what it does.",
+                stacklevel=2,
+            )
+        return self
+
+    def __hash__(self) -> int:
+        return hash(self.content_hash)
+
+    @property
+    def content_hash(self) -> str:
+        """sha256 of the canonical JSON of name, description and parameters (the embedded doc)."""
+        doc = json.dumps(
+            {"n": self.name, "d": self.description, "p": self.parameters},
+            sort_keys=True,
+            separators=(",", ":"),
+            ensure_ascii=False,
+        )
+        return hashlib.sha256(doc.encode("utf-8")).hexdigest()
+
+    def first_sentence(self, limit: int = 160) -> str:
+        """The description's first sentence, one line, at most ``limit`` characters."""
+        text = " ".join(self.description.split())
+        match = re.search(r"(?<=[.!?])\s", text)
+        first = text[: match.start()] if match else text
+        return first if len(first) <= limit else first[: limit - 1].rstrip() + "…"
+
+
+class Bundle(BaseModel):
+    """A cohesion group: tools that belong together and load together. Not a trigger.
+
+    Attributes:
+        name: bundle name (same rule as tool names).
+        description: one line shown in the bundle menu.
+        members: member tool names, in catalog order.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    description: str = ""
+    members: tuple[str, ...] = ()
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        return check_name(v, "bundle")
