@@ -15,6 +15,8 @@ from tooltray.tools.errors import TooltrayError
 
 COMMAND_MODULES: tuple[str, ...] = (
     # each module exposes COMMANDS: list[click.Command]; add one line per module
+    "cli_catalog",
+    "cli_chat",
 )
 
 

@@ -1,5 +1,6 @@
 """tooltray.tools: what a tool is, how tools are registered, imported, rendered and counted."""
 
+from tooltray.tools.catalog import Catalog, load_catalog, read_catalog
 from tooltray.tools.errors import (
     ConfigError,
     DuplicateToolError,
@@ -12,21 +13,61 @@ from tooltray.tools.errors import (
     TooltrayError,
     UnknownToolError,
 )
+from tooltray.tools.import_callable import from_callable
+from tooltray.tools.import_mcp import from_mcp, from_mcp_list
+from tooltray.tools.import_openai import from_openai
+from tooltray.tools.layer import ToolLayer
+from tooltray.tools.names import did_you_mean, match_key, sanitize_name, strip_prefix
+from tooltray.tools.registry import ToolRegistry
+from tooltray.tools.render import (
+    RENDER_PATHS,
+    canonical_json,
+    render,
+    render_anthropic,
+    render_openai_chat,
+    render_openai_responses,
+    render_text,
+)
 from tooltray.tools.spec import Bundle, ToolSpec, check_name, check_parameters
+from tooltray.tools.tokens import TokenCount, block_tokens, count_tokens, tokens_per_tool
 
 __all__ = [
+    "RENDER_PATHS",
     "Bundle",
+    "Catalog",
     "ConfigError",
     "DuplicateToolError",
     "EmbedderError",
     "MetaToolArgumentError",
     "SchemaVersionError",
     "StoreError",
+    "TokenCount",
+    "ToolLayer",
     "ToolNotAllowedError",
+    "ToolRegistry",
     "ToolSpec",
     "ToolSpecError",
     "TooltrayError",
     "UnknownToolError",
+    "block_tokens",
+    "canonical_json",
     "check_name",
     "check_parameters",
+    "count_tokens",
+    "did_you_mean",
+    "from_callable",
+    "from_mcp",
+    "from_mcp_list",
+    "from_openai",
+    "load_catalog",
+    "match_key",
+    "read_catalog",
+    "render",
+    "render_anthropic",
+    "render_openai_chat",
+    "render_openai_responses",
+    "render_text",
+    "sanitize_name",
+    "strip_prefix",
+    "tokens_per_tool",
 ]

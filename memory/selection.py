@@ -1,0 +1,96 @@
+"""Which tools enter the loaded set, in which order, within the caps; and which leave when idle.
+
+Pure functions over names, scores and token counts, so every rule is testable without a model:
+CORE and pinned tools are always in; skill tools come next; picks are admitted by score while the
+tool-count cap and the token budget (tokens of the native schemas) allow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from tooltray.memory.store.records import LoadedTool
+
+ALWAYS = ("core", "pinned")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A tool proposed for the loaded set, with why (``source``) and how strongly (``score``)."""
+
+    name: str
+    source: str
+    score: float | None = None
+
+
+@dataclass(frozen=True)
+class Caps:
+    """The limits a selection must respect (CORE and pinned tools are outside them)."""
+
+    max_tools: int
+    token_budget: int
+
+
+def admit(
+    candidates: Iterable[Candidate],
+    tokens: Mapping[str, int],
+    caps: Caps,
+    loaded: Sequence[LoadedTool] = (),
+) -> list[Candidate]:
+    """Admit candidates in order while the caps allow; already-loaded tools count against them.
+
+    A candidate too large for the remaining token budget is skipped, and smaller ones after it
+    may still enter. Duplicates and already-loaded names are dropped.
+    """
+    seen = {t.name for t in loaded}
+    counted = [t for t in loaded if t.source not in ALWAYS]
+    count = len(counted)
+    used = sum(tokens.get(t.name, 0) for t in counted)
+    out: list[Candidate] = []
+    for cand in candidates:
+        if cand.name in seen:
+            continue
+        cost = tokens.get(cand.name, 0)
+        if cand.source not in ALWAYS:
+            if count >= caps.max_tools or used + cost > caps.token_budget:
+                continue
+            count += 1
+            used += cost
+        seen.add(cand.name)
+        out.append(cand)
+    return out
+
+
+def order_candidates(
+    core: Sequence[str], skills: Sequence[str], picks: Sequence[Candidate]
+) -> list[Candidate]:
+    """CORE first (as given), then skill tools, then picks by score (stable on ties)."""
+    ranked = sorted(picks, key=lambda c: -(c.score or 0.0))
+    return (
+        [Candidate(n, "core") for n in core]
+        + [Candidate(n, "skill") for n in skills]
+        + ranked
+    )
+
+
+def idle_tools(loaded: Sequence[LoadedTool], turn: int, idle_turns: int) -> list[str]:
+    """Tools unused for at least ``idle_turns`` turns; CORE and pinned tools never go idle."""
+    out = []
+    for tool in loaded:
+        if tool.source in ALWAYS:
+            continue
+        last = tool.last_used_turn if tool.last_used_turn is not None else tool.loaded_turn
+        if turn - last >= idle_turns:
+            out.append(tool.name)
+    return out
+
+
+def expired_fallbacks(loaded: Sequence[LoadedTool], turn: int) -> tuple[list[str], list[str]]:
+    """Split fallback loads at the end of ``turn`` into (used: keep, unused: drop)."""
+    keep: list[str] = []
+    drop: list[str] = []
+    for tool in loaded:
+        if tool.fallback:
+            (keep if tool.last_used_turn == turn else drop).append(tool.name)
+    return keep, drop

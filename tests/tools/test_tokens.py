@@ -1,0 +1,110 @@
+"""Token counting: real BPE tables, the labelled estimate fallback, per-tool caching."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tooltray.tools import tokens
+from tooltray.tools.catalog import load_catalog
+from tooltray.tools.errors import ConfigError
+from tooltray.tools.render import RENDER_PATHS, render, render_one
+from tooltray.tools.spec import ToolSpec
+from tooltray.tools.tokens import (
+    TokenCount,
+    block_tokens,
+    count_tokens,
+    is_estimated,
+    tokens_per_tool,
+)
+
+
+@pytest.fixture(autouse=True)
+def fresh_caches() -> Iterator[None]:
+    tokens.clear_caches()
+    yield
+    tokens.clear_caches()
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_known_counts_and_encodings_differ() -> None:
+    import bpe_openai
+
+    text = "Bonjour — 東京の天気を教えてください. def f(x): return x**2"
+    o200k, cl100k = count_tokens(text), count_tokens(text, "cl100k_base")
+    assert o200k == TokenCount(
+        len(bpe_openai.get_encoding("o200k_base").encode(text)), "o200k_base", False
+    )
+    assert cl100k.encoding == "cl100k_base" and not cl100k.estimated
+    assert o200k.n != cl100k.n
+    assert count_tokens("hello world").n == 2
+    assert count_tokens("").n == 0
+
+
+def test_special_token_text_counts_as_plain_text() -> None:
+    assert count_tokens("<|endoftext|>").n > 1
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_long_text_chunks_count_like_one_pass() -> None:
+    text = " ".join(f"word{i} {'x' * (i % 7)}" for i in range(30_000))
+    assert len(text) > 3 * 50_000
+    import bpe_openai
+
+    single = len(bpe_openai.get_encoding("o200k_base").encode_ordinary(text))
+    assert count_tokens(text).n == single
+
+
+def test_estimate_when_bpe_openai_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "bpe_openai", None)  # import now raises ImportError
+    tokens.clear_caches()
+    count = count_tokens("x" * 9)
+    assert count == TokenCount(3, "o200k_base", True)
+    assert is_estimated()
+    spec = ToolSpec(name="t", description="A tool.")
+    assert tokens_per_tool([spec], "text") == {"t": -(-len(render_one("text", spec)) // 4)}
+
+
+def test_unknown_encoding() -> None:
+    with pytest.raises(ConfigError, match="o200k_base, cl100k_base"):
+        count_tokens("x", "p50k_base")
+
+
+def test_per_tool_counts_and_block(tools: list[ToolSpec]) -> None:
+    for path in RENDER_PATHS:
+        per = tokens_per_tool(tools, path)
+        assert list(per) == [t.name for t in tools]
+        assert per["read_file"] == count_tokens(render_one(path, tools[0])).n
+        block = block_tokens(tools, path)
+        assert block == count_tokens(render(path, tools)).n
+        assert abs(block - sum(per.values())) <= len(tools) + 2
+    assert tokens_per_tool(tools, "text")["now"] < tokens_per_tool(tools, "openai")["now"]
+
+
+def test_per_tool_cache_is_keyed_by_content(
+    tools: list[ToolSpec], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = tokens_per_tool(tools, "anthropic")
+    calls: list[str] = []
+    real = tokens.count_tokens
+
+    def spy(text: str, encoding: str = "o200k_base") -> TokenCount:
+        calls.append(text)
+        return real(text, encoding)
+
+    monkeypatch.setattr(tokens, "count_tokens", spy)
+    rebuilt = [ToolSpec.model_validate_json(t.model_dump_json()) for t in tools]
+    assert tokens_per_tool(rebuilt, "anthropic") == first
+    assert calls == []
+    tokens_per_tool(tools, "anthropic", "cl100k_base")
+    assert len(calls) == len(tools)
+
+
+def test_bfcl_multiturn_costs_match_reference() -> None:
+    specs, _ = load_catalog(Path("/work/shared/data/bfcl_multiturn/tools.jsonl"))
+    anthropic = block_tokens(specs, "anthropic")
+    assert 12_000 < anthropic < 14_000  # data README: 12,842 o200k tokens for all tools
+    assert block_tokens(specs, "text") < anthropic / 2

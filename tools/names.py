@@ -1,0 +1,74 @@
+"""Tool-name rules beyond validity: MCP prefix stripping, did-you-mean hints, sanitising.
+
+Models call tools by the name they remember, which is often a prefixed MCP form
+(``mcp__github__search``) or a near miss. These helpers let the registry map such names back to
+one registered tool, or explain which names were probably meant.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import re
+from collections.abc import Iterable
+
+from tooltray.tools.errors import ToolSpecError
+
+MAX_NAME = 64
+MAX_CANDIDATES = 5
+_INVALID = re.compile(r"[^a-zA-Z0-9_.-]")
+
+
+def strip_prefix(name: str) -> str:
+    """Return ``name`` without an ``mcp__server__`` or ``server__`` prefix.
+
+    Both the server and the tool part must be non-empty, so ``__init`` or ``a__`` stay whole.
+    """
+    parts = name.split("__")
+    if len(parts) >= 3 and parts[0] == "mcp" and parts[1] and "__".join(parts[2:]):
+        return "__".join(parts[2:])
+    if len(parts) >= 2 and parts[0] and "__".join(parts[1:]):
+        return "__".join(parts[1:])
+    return name
+
+
+def match_key(name: str) -> str:
+    """The key two names must not share: the name with every MCP/server prefix stripped."""
+    previous, current = None, name
+    while current != previous:
+        previous, current = current, strip_prefix(current)
+    return current
+
+
+def did_you_mean(name: str, pool: Iterable[str], limit: int = MAX_CANDIDATES) -> list[str]:
+    """Up to ``limit`` names from ``pool`` the caller probably meant, best first.
+
+    Close spellings (difflib) come first, then names that start with, then contain, the
+    request (case-insensitive, also after prefix stripping).
+    """
+    names = list(dict.fromkeys(pool))
+    wanted = match_key(name).lower()
+    lowered = {n: match_key(n).lower() for n in names}
+    by_key = {v: k for k, v in reversed(lowered.items())}
+    close = difflib.get_close_matches(wanted, list(by_key), n=limit, cutoff=0.6)
+    out = [by_key[c] for c in close]
+    if len(wanted) >= 2:
+        out += [n for n in names if lowered[n].startswith(wanted)]
+        out += [n for n in names if wanted in lowered[n]]
+        out += [n for n in names if len(lowered[n]) >= 3 and lowered[n] in wanted]
+    return list(dict.fromkeys(out))[:limit]
+
+
+def sanitize_name(name: str) -> str:
+    """Map ``name`` onto the provider rule: invalid characters become ``_``.
+
+    Names longer than 64 characters keep their first 55 characters plus ``_`` and 8 hex digits
+    of the original's sha256, so distinct long names stay distinct and the mapping is stable.
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise ToolSpecError(f"Cannot sanitise name {name!r}: it is empty; give the tool a name.")
+    clean = _INVALID.sub("_", name.strip())
+    if len(clean) <= MAX_NAME:
+        return clean
+    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
+    return f"{clean[: MAX_NAME - 9]}_{digest}"
