@@ -17,6 +17,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     # each module exposes COMMANDS: list[click.Command]; add one line per module
     "cli_catalog",
     "cli_chat",
+    "cli_db",
 )
 
 

@@ -74,7 +74,7 @@ class TurnRecord:
 
 @dataclass(frozen=True)
 class Load:
-    """Add ``name`` at the end of the loaded set (no-op if already loaded, except fallback->real)."""
+    """Append ``name`` to the loaded set (no-op if already loaded, except fallback->real)."""
 
     name: str
     source: str
@@ -85,7 +85,7 @@ class Load:
 
 @dataclass(frozen=True)
 class Unload:
-    """Remove ``name`` from the loaded set; ``kind`` is the history kind (unloaded, evicted, ...)."""
+    """Remove ``name`` from the loaded set; ``kind`` is its history kind (unloaded, evicted)."""
 
     name: str
     kind: str = "unloaded"
@@ -145,3 +145,15 @@ class SessionSnapshot:
     def names(self) -> list[str]:
         """Loaded tool names in ``tools=`` order."""
         return [t.name for t in self.loaded]
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """One line of the session list: counters without the loaded set itself."""
+
+    session_id: str
+    turn: int
+    status: str
+    loaded_count: int
+    created_at: datetime | None = None
+    updated_at: datetime | None = None

@@ -1,0 +1,188 @@
+"""``tooltray db upgrade|current``, ``tooltray sql QUERY`` and ``tooltray history SESSION``.
+
+Each takes ``--db URL`` (else ``TOOLTRAY_DB``, else ``./tooltray.db``); ``sql`` runs on a
+read-only connection (``--sql-url`` / ``TOOLTRAY_SQL_URL`` may name a read-only role instead).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from tooltray.memory.store import Store, resolve_url
+from tooltray.memory.store.migrate import current, head, upgrade
+from tooltray.memory.store.probe import display_url, probe
+from tooltray.memory.store.records import HistoryEvent, TurnRecord
+from tooltray.memory.store.sql import DEFAULT_LIMIT, resolve_sql_url, run_readonly
+from tooltray.tools.errors import StoreError
+
+DB_OPTION = click.option(
+    "--db", "db", default=None, metavar="URL", help="Database URL or SQLite file path."
+)
+FORMAT_OPTION = click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "json", "csv"]),
+    default="table",
+    show_default=True,
+    help="Output format.",
+)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value).hex()
+    return value
+
+
+def emit(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str, title: str = "") -> None:
+    """Print rows as a rich table, JSON (a list of objects) or CSV."""
+    if fmt == "json":
+        records = [{c: _plain(v) for c, v in zip(columns, row, strict=True)} for row in rows]
+        click.echo(json.dumps(records, indent=2, default=str))
+    elif fmt == "csv":
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(columns)
+        writer.writerows([[_plain(v) for v in row] for row in rows])
+        click.echo(buffer.getvalue(), nl=False)
+    else:
+        table = Table(title=title or None)
+        for column in columns:
+            table.add_column(column, overflow="fold")
+        for row in rows:
+            table.add_row(*["" if v is None else str(_plain(v)) for v in row])
+        console = Console()
+        if not console.is_terminal:  # a pipe or a file: do not squeeze into 80 columns
+            console = Console(width=max(console.width, 200))
+        console.print(table)
+
+
+@click.group("db")
+def db_group() -> None:
+    """Create, upgrade and inspect the tooltray database schema."""
+
+
+@db_group.command("upgrade")
+@DB_OPTION
+def db_upgrade(db: str | None) -> None:
+    """Bring the database to the newest schema (back it up first)."""
+    url = resolve_url(db)
+    before = current(url)
+    after = upgrade(url)
+    if before == after:
+        click.echo(f"{display_url(url)}: already at {after}")
+    else:
+        click.echo(f"{display_url(url)}: upgraded from {before or 'empty'} to {after}")
+
+
+@db_group.command("current")
+@DB_OPTION
+@FORMAT_OPTION
+def db_current(db: str | None, fmt: str) -> None:
+    """Show the database's schema revision and whether it needs an upgrade."""
+    url = resolve_url(db)
+    rev, want = current(url), head()
+    if rev is None:
+        status = "empty: created on first use"
+    elif rev == want:
+        status = "up to date"
+    else:
+        status = "needs `tooltray db upgrade`"
+    rows = [[display_url(url), rev or "", want, status]]
+    emit(["database", "revision", "head", "status"], rows, fmt)
+
+
+@click.command("sql")
+@click.argument("query")
+@DB_OPTION
+@click.option(
+    "--sql-url",
+    default=None,
+    metavar="URL",
+    help="Connect as this (read-only) role instead; else TOOLTRAY_SQL_URL, else --db.",
+)
+@click.option("--limit", default=DEFAULT_LIMIT, show_default=True, help="Most rows to print.")
+@FORMAT_OPTION
+def sql_command(query: str, db: str | None, sql_url: str | None, limit: int, fmt: str) -> None:
+    """Run one read-only SQL statement on the store (writes, DDL and ATTACH are refused)."""
+    result = run_readonly(resolve_sql_url(sql_url, db), query, limit)
+    emit(result.columns, result.rows, fmt)
+    if result.truncated:
+        click.echo(f"(first {limit} rows shown; pass --limit to see more)", err=True)
+
+
+HISTORY_COLUMNS = [
+    "turn",
+    "kind",
+    "tool",
+    "source",
+    "score",
+    "detail",
+    "prefix",
+    "tool_tokens",
+    "loaded",
+]
+
+
+def _timeline(events: list[HistoryEvent], turns: list[TurnRecord]) -> list[list[Any]]:
+    by_turn = {t.turn: t for t in turns}
+    grouped: dict[int, list[HistoryEvent]] = {}
+    for event in events:
+        grouped.setdefault(event.turn, []).append(event)
+    rows: list[list[Any]] = []
+    for number in sorted(set(grouped) | set(by_turn)):
+        rec = by_turn.get(number)
+        summary = [rec.prefix_hash[:12], rec.tool_tokens, rec.loaded_count] if rec else [None] * 3
+        for event in grouped.get(number, []):
+            base = [event.kind, event.tool, event.source, event.score, event.detail]
+            rows.append([number, *base, *summary])
+        if number not in grouped:
+            rows.append([number, *([None] * 5), *summary])
+    return rows
+
+
+def _compact(rows: list[list[Any]]) -> list[list[Any]]:
+    """For people: show the turn and its summary once, on the turn's first row."""
+    shown: list[list[Any]] = []
+    for i, row in enumerate(rows):
+        same_turn = i > 0 and rows[i - 1][0] == row[0]
+        score = f"{row[4]:.3f}" if isinstance(row[4], float) else row[4]
+        shown.append(
+            ["", *row[1:4], score, row[5], "", "", ""] if same_turn else [*row[:4], score, *row[5:]]
+        )
+    return shown
+
+
+@click.command("history")
+@click.argument("session")
+@DB_OPTION
+@FORMAT_OPTION
+def history_command(session: str, db: str | None, fmt: str) -> None:
+    """Show a session's timeline turn by turn: events, prefix hash, tool tokens, loaded count."""
+    url = resolve_url(db)
+    if probe(url).kind == "empty":
+        raise StoreError(f"no tooltray database at {display_url(url)}: check --db / TOOLTRAY_DB")
+    with Store(url) as store:
+        if store.snapshot(session) is None:
+            raise StoreError(
+                f"no session {session!r} in {display_url(url)}: list them with "
+                "`tooltray sql 'SELECT id, turn, status FROM sessions'`"
+            )
+        rows = _timeline(store.history(session), store.turns(session))
+    if fmt == "table":
+        rows = _compact(rows)
+    emit(HISTORY_COLUMNS, rows, fmt, title=f"session {session}")
+
+
+COMMANDS: list[click.Command] = [db_group, sql_command, history_command]

@@ -1,0 +1,119 @@
+"""Look at a database without changing it: empty, ours (at which revision), foreign, or corrupt.
+
+This runs before any engine that could write is opened, because opening a SQLite file in WAL mode
+already rewrites its header: a file that is not ours must be left exactly as it was found.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+from urllib.parse import quote
+
+from sqlalchemy import inspect, text
+from sqlalchemy.exc import SQLAlchemyError
+
+from tooltray.memory.store.engine import BUSY_TIMEOUT_MS, is_sqlite, make_engine, sqlite_path
+from tooltray.memory.store.models import TABLES
+from tooltray.tools.errors import StoreError
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+VERSION_TABLE = "alembic_version"
+Kind = Literal["empty", "ours", "foreign", "corrupt"]
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What a database holds: ``kind``, our ``revision`` if any, and the tables found."""
+
+    kind: Kind
+    revision: str | None = None
+    tables: tuple[str, ...] = ()
+    detail: str = ""
+
+
+def probe(url: str) -> Probe:
+    """Classify the database at ``url`` without writing to it (a missing file is ``empty``)."""
+    if is_sqlite(url):
+        path = sqlite_path(url)
+        return _probe_sqlite_file(path) if path is not None else Probe("empty")
+    return _probe_server(url)
+
+
+def _classify(tables: set[str], revision: str | None) -> Probe:
+    names = tuple(sorted(tables))
+    if not tables - {VERSION_TABLE} and revision is None:
+        return Probe("empty", tables=names)
+    if VERSION_TABLE in tables and "sessions" in tables and revision is not None:
+        return Probe("ours", revision, names)
+    return Probe("foreign", revision, names)
+
+
+def _probe_sqlite_file(path: Path) -> Probe:
+    if not path.exists() or (path.is_file() and path.stat().st_size == 0):
+        return Probe("empty")
+    if not path.is_file():
+        return Probe("corrupt", detail=f"{path} is not a regular file")
+    with path.open("rb") as fh:
+        header = fh.read(len(SQLITE_HEADER))
+    if header != SQLITE_HEADER:
+        return Probe("corrupt", detail="the file does not start with the SQLite header")
+    try:
+        return _read_sqlite(path)
+    except sqlite3.DatabaseError as exc:
+        return Probe("corrupt", detail=str(exc))
+
+
+def _read_sqlite(path: Path) -> Probe:
+    uri = f"file:{quote(str(path.resolve()))}?mode=ro"
+    conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
+    try:
+        rows = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+        tables = {str(r[0]) for r in rows if not str(r[0]).startswith("sqlite_")}
+        revision = None
+        if VERSION_TABLE in tables:
+            row = conn.execute(f"SELECT version_num FROM {VERSION_TABLE}").fetchone()
+            revision = str(row[0]) if row else None
+        return _classify(tables, revision)
+    finally:
+        conn.close()
+
+
+def _probe_server(url: str) -> Probe:
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            tables = set(inspect(conn).get_table_names())
+            revision = None
+            if VERSION_TABLE in tables:
+                row = conn.execute(text(f"SELECT version_num FROM {VERSION_TABLE}")).first()
+                revision = str(row[0]) if row else None
+            return _classify(tables, revision)
+    except SQLAlchemyError as exc:
+        raise StoreError(
+            f"cannot read the database at {display_url(url)}: {first_line(exc)}; "
+            "check that the server is running and the URL (--db / TOOLTRAY_DB) is right"
+        ) from exc
+    finally:
+        engine.dispose()
+
+
+def display_url(url: str) -> str:
+    """``url`` with any password hidden, for messages."""
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).render_as_string(hide_password=True)
+
+
+def first_line(exc: BaseException) -> str:
+    """The driver's message of ``exc`` on one line (SQLAlchemy adds SQL and links below it)."""
+    orig = getattr(exc, "orig", None) or exc
+    lines = [line.strip() for line in str(orig).splitlines() if line.strip()]
+    return lines[0] if lines else type(orig).__name__
+
+
+def is_ours(found: Probe) -> bool:
+    """True when every tooltray table is present (a sanity check for tests and the CLI)."""
+    return set(TABLES) <= set(found.tables)

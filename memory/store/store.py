@@ -1,0 +1,169 @@
+"""The store: the one object the trinket talks to for durable state.
+
+Every write is one transaction that takes the session's lock (``BEGIN IMMEDIATE`` on SQLite,
+``SELECT ... FOR UPDATE`` on PostgreSQL), so several processes can share a session and each sees
+what the database holds. Transient lock errors are retried; everything else is a StoreError.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from types import TracebackType
+from typing import Any, TypeVar
+
+import numpy as np
+from numpy.typing import NDArray
+from sqlalchemy import Connection, Engine, select
+
+from tooltray.memory.store.apply import apply_changes
+from tooltray.memory.store.embeddings import read_embeddings, write_embeddings
+from tooltray.memory.store.engine import IMMEDIATE, is_sqlite, make_engine, resolve_url, sqlite_path
+from tooltray.memory.store.migrate import ensure_schema, upgrade_engine
+from tooltray.memory.store.models import utcnow
+from tooltray.memory.store.probe import display_url
+from tooltray.memory.store.queries import (
+    RESULTS,
+    read_history,
+    read_sessions,
+    read_snapshot,
+    read_turns,
+    upsert,
+)
+from tooltray.memory.store.records import (
+    Changes,
+    HistoryEvent,
+    SessionInfo,
+    SessionSnapshot,
+    TurnRecord,
+)
+from tooltray.memory.store.retry import with_retries
+
+T = TypeVar("T")
+
+
+def _open(url: str, auto_upgrade: bool) -> Engine:
+    if is_sqlite(url) and sqlite_path(url) is None:  # in-memory: one connection, migrate it
+        engine = make_engine(url)
+        upgrade_engine(engine)
+        return engine
+    ensure_schema(url, auto_upgrade=auto_upgrade)
+    return make_engine(url)
+
+
+class Store:
+    """Durable sessions, loaded sets, history, turns, embeddings and tool results.
+
+    Args:
+        url: SQLAlchemy URL or SQLite file path (``None``: ``TOOLTRAY_DB``, else ``./tooltray.db``).
+        auto_upgrade: upgrade an older schema on open instead of refusing it.
+
+    Raises:
+        SchemaVersionError: the schema is older (and ``auto_upgrade`` is off) or newer than ours.
+        StoreError: the database is not tooltray's, is corrupt, or cannot be reached.
+    """
+
+    def __init__(self, url: str | None = None, *, auto_upgrade: bool = False) -> None:
+        self.url = resolve_url(url)
+        self.engine = _open(self.url, auto_upgrade)
+        self._writer = self.engine.execution_options(**{IMMEDIATE: True})
+
+    def __repr__(self) -> str:
+        return f"Store({display_url(self.url)!r})"
+
+    def _write(self, what: str, fn: Callable[[Connection], T]) -> T:
+        def attempt() -> T:
+            with self._writer.begin() as conn:
+                return fn(conn)
+
+        return with_retries(attempt, what=what)
+
+    def _read(self, what: str, fn: Callable[[Connection], T]) -> T:
+        def attempt() -> T:
+            with self.engine.begin() as conn:
+                return fn(conn)
+
+        return with_retries(attempt, what=what)
+
+    def apply(self, session_id: str, changes: Changes) -> SessionSnapshot:
+        """Apply ``changes`` to ``session_id`` in one transaction; return the stored result."""
+        return self._write(
+            f"apply changes to session {session_id!r}",
+            lambda conn: apply_changes(conn, session_id, changes),
+        )
+
+    def snapshot(self, session_id: str) -> SessionSnapshot | None:
+        """The session as stored (``None`` if it was never written); does not read history."""
+        return self._read(
+            f"read session {session_id!r}", lambda conn: read_snapshot(conn, session_id)
+        )
+
+    def history(self, session_id: str, since_id: int | None = None) -> list[HistoryEvent]:
+        """The session's history in write order (after ``since_id`` when given)."""
+        return self._read(
+            f"read the history of {session_id!r}",
+            lambda conn: read_history(conn, session_id, since_id),
+        )
+
+    def turns(self, session_id: str) -> list[TurnRecord]:
+        """The session's turn records in turn order."""
+        return self._read(
+            f"read the turns of {session_id!r}", lambda conn: read_turns(conn, session_id)
+        )
+
+    def sessions(self) -> list[SessionInfo]:
+        """Every stored session, most recently updated first."""
+        return self._read("list sessions", read_sessions)
+
+    def get_embeddings(
+        self, embedder_id: str, hashes: Sequence[str]
+    ) -> dict[str, NDArray[np.float32]]:
+        """Cached vectors of ``embedder_id`` for the given content hashes (missing ones absent)."""
+        return self._read(
+            "read cached embeddings", lambda conn: read_embeddings(conn, embedder_id, hashes)
+        )
+
+    def put_embeddings(self, embedder_id: str, vectors: Mapping[str, NDArray[Any]]) -> None:
+        """Cache ``vectors`` (hash -> 1-D vector) as float32; already cached hashes are kept."""
+        if vectors:
+            self._write(
+                "cache embeddings", lambda conn: write_embeddings(conn, embedder_id, vectors)
+            )
+
+    def put_result(self, handle: str, session_id: str, turn: int, tool: str, content: str) -> None:
+        """Keep the full text of a tool result under ``handle`` (putting it again replaces it)."""
+        values = {
+            "handle": handle,
+            "session_id": session_id,
+            "turn": turn,
+            "tool": tool,
+            "content": content,
+            "chars": len(content),
+            "created_at": utcnow(),
+        }
+
+        def write(conn: Connection) -> None:
+            stmt = upsert(conn, RESULTS).values(**values)
+            keep = {k: stmt.excluded[k] for k in values if k != "handle"}
+            conn.execute(stmt.on_conflict_do_update(index_elements=["handle"], set_=keep))
+
+        self._write(f"store result {handle!r}", write)
+
+    def get_result(self, handle: str) -> str | None:
+        """The full text stored under ``handle``, or ``None``."""
+        query = select(RESULTS.c.content).where(RESULTS.c.handle == handle)
+        return self._read(f"read result {handle!r}", lambda conn: conn.execute(query).scalar())
+
+    def close(self) -> None:
+        """Release every pooled connection (the store can be reopened with a new instance)."""
+        self.engine.dispose()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

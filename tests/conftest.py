@@ -1,0 +1,74 @@
+"""Shared database fixtures: a fresh SQLite file, and a fresh PostgreSQL database when available.
+
+``db_url`` runs a test once per backend. The PostgreSQL case needs ``TOOLTRAY_TEST_PG_URL``
+(``eval "$(bash .ci/pg.sh)"`` starts a local server and prints it); each test gets its own
+database, created through that URL and dropped afterwards. Without the variable the PostgreSQL
+cases skip locally and FAIL under ``CI=true``, so CI cannot go green without PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
+
+PG_ENV = "TOOLTRAY_TEST_PG_URL"
+
+
+def pg_admin_url() -> str:
+    """The test server's URL, or skip (locally) / fail (CI) with the command that provides it."""
+    url = os.environ.get(PG_ENV)
+    if url:
+        return url
+    message = f'PostgreSQL tests need {PG_ENV}: run `eval "$(bash .ci/pg.sh)"` first'
+    if os.environ.get("CI", "").strip().lower() == "true":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+@contextmanager
+def fresh_pg_database(admin_url: str) -> Iterator[str]:
+    """Create an empty database on the test server; drop it (connections and all) afterwards."""
+    name = f"tt_{uuid.uuid4().hex[:16]}"
+    engine = create_engine(admin_url, isolation_level="AUTOCOMMIT")
+    try:
+        with engine.connect() as conn:
+            conn.execute(text(f'CREATE DATABASE "{name}"'))
+    except Exception as exc:
+        engine.dispose()
+        pytest.fail(f"cannot create a test database through {PG_ENV}={admin_url}: {exc}")
+    try:
+        yield make_url(admin_url).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with engine.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        engine.dispose()
+
+
+@pytest.fixture
+def sqlite_url(tmp_path: Path) -> str:
+    """A SQLite file URL in this test's temporary folder (the file does not exist yet)."""
+    return f"sqlite:///{tmp_path / 'tooltray.db'}"
+
+
+@pytest.fixture
+def pg_url() -> Iterator[str]:
+    """A fresh, empty PostgreSQL database URL (skips or fails without a server)."""
+    with fresh_pg_database(pg_admin_url()) as url:
+        yield url
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A fresh, empty database URL: once on SQLite, once on PostgreSQL."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'tooltray.db'}"
+        return
+    with fresh_pg_database(pg_admin_url()) as url:
+        yield url
