@@ -1,6 +1,8 @@
 """tooltray.tools: what a tool is, how tools are registered, imported, rendered and counted."""
 
 from tooltray.tools.catalog import Catalog, load_catalog, read_catalog
+from tooltray.tools.demo import demo_catalog_path, demo_core, demo_registry, load_demo_catalog
+from tooltray.tools.demo_exec import execute_demo_tool
 from tooltray.tools.errors import (
     ConfigError,
     DuplicateToolError,
@@ -54,12 +56,17 @@ __all__ = [
     "check_name",
     "check_parameters",
     "count_tokens",
+    "demo_catalog_path",
+    "demo_core",
+    "demo_registry",
     "did_you_mean",
+    "execute_demo_tool",
     "from_callable",
     "from_mcp",
     "from_mcp_list",
     "from_openai",
     "load_catalog",
+    "load_demo_catalog",
     "match_key",
     "read_catalog",
     "render",
