@@ -23,9 +23,9 @@ from tooltray.events.signals import (
     session_ended,
     session_started,
     tool_used,
-    tooltray_signals,
     tools_loaded,
     tools_unloaded,
+    tooltray_signals,
     turn_completed,
 )
 

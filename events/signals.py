@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from blinker import Namespace, NamedSignal
+from blinker import NamedSignal, Namespace
 from pydantic import BaseModel
 
 from tooltray.events import payloads as p

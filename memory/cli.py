@@ -18,6 +18,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "cli_catalog",
     "cli_chat",
     "cli_db",
+    "cli_demo",
 )
 
 

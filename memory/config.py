@@ -8,10 +8,10 @@ level), then the defaults below.
 from __future__ import annotations
 
 import os
-import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
+import tomllib
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
@@ -85,7 +85,7 @@ class Settings(BaseSettings):
     core: list[str] = Field(default_factory=list)
     allow: list[str] | None = None
     deny: list[str] = Field(default_factory=list)
-    query_mode: str = "current+previous"
+    query_mode: str = "current"
     embedder: Literal["minilm", "openai"] = "minilm"
     embed_base_url: str | None = None
     embed_model: str = "text-embedding-3-small"

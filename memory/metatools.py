@@ -152,7 +152,7 @@ def parse_load(arguments: Any) -> LoadRequest:
     query = (query or "").strip()[:1000] or None
     if not names and not query:
         raise MetaToolArgumentError(
-            'load_tools needs `tools` (names from the bundle menu) or a `query`: e.g. '
+            "load_tools needs `tools` (names from the bundle menu) or a `query`: e.g. "
             'load_tools({"tools": ["calendar"]}) or load_tools({"query": "book a flight"}).'
         )
     return LoadRequest(names=names, query=query)
@@ -174,7 +174,7 @@ def parse_read_result(arguments: Any) -> tuple[str, int]:
     handle = args.get("handle", args.get("tools"))
     if not isinstance(handle, str) or not handle.strip():
         raise MetaToolArgumentError(
-            'read_result needs the `handle` shown in the shortened result: '
+            "read_result needs the `handle` shown in the shortened result: "
             'read_result({"handle": "r-...", "offset": 0}).'
         )
     offset = args.get("offset", 0)

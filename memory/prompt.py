@@ -12,7 +12,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tooltray.tools import render as r
+from tooltray.tools.render import (
+    canonical_json,
+    render_anthropic,
+    render_openai_chat,
+    render_openai_responses,
+    render_text,
+)
 from tooltray.tools.spec import Bundle, ToolSpec
 from tooltray.tools.tokens import count_tokens
 
@@ -26,10 +32,10 @@ TEXT_CALL_HINT = (
 def render_native(path: str, specs: Sequence[ToolSpec]) -> list[dict[str, Any]]:
     """Render ``specs`` as a provider's ``tools=`` list (``text`` renders as OpenAI chat)."""
     if path == "responses":
-        return r.render_openai_responses(list(specs))
+        return render_openai_responses(list(specs))
     if path == "anthropic":
-        return r.render_anthropic(list(specs))
-    return r.render_openai_chat(list(specs))
+        return render_anthropic(list(specs))
+    return render_openai_chat(list(specs))
 
 
 def bundle_menu(bundles: Sequence[Bundle]) -> str:
@@ -47,7 +53,7 @@ def text_block(specs: Sequence[ToolSpec]) -> str:
     """The text-path tool block: the call format, then one line per tool."""
     if not specs:
         return ""
-    return "Tools:\n" + r.render_text(list(specs)) + "\n" + TEXT_CALL_HINT
+    return "Tools:\n" + render_text(list(specs)) + "\n" + TEXT_CALL_HINT
 
 
 @dataclass(frozen=True)
@@ -109,7 +115,7 @@ def compose(
     if block:
         parts.append(block)
     prefix = "\n\n".join(parts)
-    tools_json = r.canonical_json(render_native(path, specs)) if native else ""
+    tools_json = canonical_json(render_native(path, specs)) if native else ""
     digest = hashlib.sha256((prefix + "\x00" + tools_json).encode("utf-8")).hexdigest()
     tokens = count_tokens(tools_json if native else block).n
     return PromptView(

@@ -37,7 +37,9 @@ class ResultShelf:
         """``result`` itself when short; else its first page and a handle to read the rest."""
         if len(result) <= self.max_chars:
             return result
-        digest = hashlib.sha256(f"{session_id}\x00{turn}\x00{tool}\x00{result}".encode()).hexdigest()
+        digest = hashlib.sha256(
+            f"{session_id}\x00{turn}\x00{tool}\x00{result}".encode()
+        ).hexdigest()
         handle = f"r-{digest[:16]}"
         self._local[handle] = result
         if self.store is not None:
@@ -50,7 +52,10 @@ class ResultShelf:
         if content is None and self.store is not None:
             content = self.store.get_result(handle)
         if content is None:
-            return f"Error: no stored result has handle {handle!r}; use the handle shown in the result."
+            return (
+                f"Error: no stored result has handle {handle!r}; "
+                "use the handle shown in the shortened result."
+            )
         if offset >= len(content):
             return f"[{handle}: offset {offset} is past the end ({len(content)} characters).]"
         return self._page(handle, content, offset)

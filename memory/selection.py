@@ -67,11 +67,7 @@ def order_candidates(
 ) -> list[Candidate]:
     """CORE first (as given), then skill tools, then picks by score (stable on ties)."""
     ranked = sorted(picks, key=lambda c: -(c.score or 0.0))
-    return (
-        [Candidate(n, "core") for n in core]
-        + [Candidate(n, "skill") for n in skills]
-        + ranked
-    )
+    return [Candidate(n, "core") for n in core] + [Candidate(n, "skill") for n in skills] + ranked
 
 
 def idle_tools(loaded: Sequence[LoadedTool], turn: int, idle_turns: int) -> list[str]:

@@ -73,6 +73,7 @@ class SessionState:
         fallback_turn: the turn a ``fallback`` is active for, if any.
         pending: changes the store could not take yet, replayed in order when it is back.
         prefix_hash: hash of the last prompt prefix handed out.
+        grown_turn: the last turn whose user message was matched for growth (once per turn).
         warned: reasons already logged loudly for this session (log once per session).
     """
 
@@ -82,6 +83,7 @@ class SessionState:
     fallback_turn: int | None = None
     pending: list[Changes] = field(default_factory=list)
     prefix_hash: str | None = None
+    grown_turn: int = -1
     warned: set[str] = field(default_factory=set)
 
     @property

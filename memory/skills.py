@@ -37,7 +37,9 @@ def parse_skill(path: Path) -> Skill:
     """Parse one SKILL.md; a malformed file raises ConfigError naming the file and the field."""
     text = path.read_text(encoding="utf-8")
     if not text.startswith("---"):
-        raise ConfigError(f"{path}: a SKILL.md must start with YAML frontmatter between '---' lines.")
+        raise ConfigError(
+            f"{path}: a SKILL.md must start with YAML frontmatter between '---' lines."
+        )
     try:
         _, front, _body = text.split("---", 2)
         data = yaml.safe_load(front) or {}

@@ -74,7 +74,9 @@ def test_unload_and_read_result() -> None:
 @given(
     st.recursive(
         st.none() | st.booleans() | st.integers() | st.text(max_size=80),
-        lambda kids: st.lists(kids, max_size=5) | st.dictionaries(st.text(max_size=8), kids, max_size=5),
+        lambda kids: (
+            st.lists(kids, max_size=5) | st.dictionaries(st.text(max_size=8), kids, max_size=5)
+        ),
         max_leaves=20,
     )
 )

@@ -14,12 +14,27 @@ from tooltray.memory.session import apply_local, empty_snapshot
 from tooltray.memory.store.records import Changes, Load, LoadedTool, Unload, Use
 
 
-def _loaded(name: str, source: str = "semantic", turn: int = 1, used: int | None = None, fb: bool = False, pos: int = 0) -> LoadedTool:
+def _loaded(
+    name: str,
+    source: str = "semantic",
+    turn: int = 1,
+    used: int | None = None,
+    fb: bool = False,
+    pos: int = 0,
+) -> LoadedTool:
     return LoadedTool(name, pos, turn, used, source, None, fb)
 
 
 def test_core_is_free_and_picks_respect_count_and_token_caps() -> None:
-    cands = order_candidates(["core1"], ["sk"], [Candidate("a", "semantic", 0.2), Candidate("b", "semantic", 0.9), Candidate("c", "lexical", 0.5)])
+    cands = order_candidates(
+        ["core1"],
+        ["sk"],
+        [
+            Candidate("a", "semantic", 0.2),
+            Candidate("b", "semantic", 0.9),
+            Candidate("c", "lexical", 0.5),
+        ],
+    )
     assert [c.name for c in cands] == ["core1", "sk", "b", "c", "a"]
     tokens = {"core1": 999, "sk": 100, "a": 100, "b": 300, "c": 100}
     got = admit(cands, tokens, Caps(max_tools=3, token_budget=450))
@@ -30,12 +45,22 @@ def test_core_is_free_and_picks_respect_count_and_token_caps() -> None:
 
 def test_admit_counts_what_is_already_loaded_and_skips_duplicates() -> None:
     loaded = [_loaded("core1", "core"), _loaded("x")]
-    got = admit([Candidate("x", "semantic"), Candidate("y", "semantic"), Candidate("z", "semantic")], {}, Caps(2, 10**6), loaded)
+    got = admit(
+        [Candidate("x", "semantic"), Candidate("y", "semantic"), Candidate("z", "semantic")],
+        {},
+        Caps(2, 10**6),
+        loaded,
+    )
     assert [c.name for c in got] == ["y"]
 
 
 def test_idle_tools_spare_core_and_use_last_use() -> None:
-    loaded = [_loaded("core1", "core", 1), _loaded("old", turn=1), _loaded("used", turn=1, used=6), _loaded("new", turn=5)]
+    loaded = [
+        _loaded("core1", "core", 1),
+        _loaded("old", turn=1),
+        _loaded("used", turn=1, used=6),
+        _loaded("new", turn=5),
+    ]
     assert idle_tools(loaded, turn=7, idle_turns=5) == ["old"]
     assert idle_tools(loaded, turn=11, idle_turns=5) == ["old", "used", "new"]
 
@@ -47,13 +72,21 @@ def test_fallback_expiry_keeps_what_was_used_that_turn() -> None:
 
 def test_apply_local_appends_never_reorders_and_turn_only_grows() -> None:
     snap = empty_snapshot("s")
-    snap = apply_local(snap, Changes(turn=2, loads=[Load("a", "core", 1), Load("b", "semantic", 1)]))
-    snap = apply_local(snap, Changes(turn=1, loads=[Load("c", "escape", 2), Load("a", "escape", 2)]))
+    snap = apply_local(
+        snap, Changes(turn=2, loads=[Load("a", "core", 1), Load("b", "semantic", 1)])
+    )
+    snap = apply_local(
+        snap, Changes(turn=1, loads=[Load("c", "escape", 2), Load("a", "escape", 2)])
+    )
     assert snap.names() == ["a", "b", "c"] and snap.turn == 2
     assert snap.loaded[0].source == "core"
-    snap = apply_local(snap, Changes(unloads=[Unload("b")], loads=[Load("d", "fallback", 2, fallback=True)]))
+    snap = apply_local(
+        snap, Changes(unloads=[Unload("b")], loads=[Load("d", "fallback", 2, fallback=True)])
+    )
     assert snap.names() == ["a", "c", "d"]
     assert [t.position for t in snap.loaded] == sorted(t.position for t in snap.loaded)
-    snap = apply_local(snap, Changes(loads=[Load("d", "escape", 2)], uses=[Use("d", 2), Use("d", 1)]))
+    snap = apply_local(
+        snap, Changes(loads=[Load("d", "escape", 2)], uses=[Use("d", 2), Use("d", 1)])
+    )
     d = snap.loaded[-1]
     assert (d.fallback, d.source, d.last_used_turn) == (False, "escape", 2)

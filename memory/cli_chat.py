@@ -1,0 +1,245 @@
+"""``tooltray chat``: talk to any OpenAI-compatible model with tooltray managing its tools.
+
+Each turn prints what is loaded (and what changed), every tool call with its (shortened) result,
+and the tool tokens the model saw against exposing every tool. ``--script FILE`` replays user
+messages (a JSON list, or one per line) instead of reading stdin; ``--format json`` prints one
+JSON object per turn, including the messages, so a later run can continue the conversation.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import json
+import sys
+import uuid
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from tooltray.memory.agent import Agent, TurnResult
+from tooltray.memory.mcp_source import MCPSource
+from tooltray.tools.errors import ConfigError
+from tooltray.tools.registry import ToolRegistry
+
+SHOW_CHARS = 160
+QUIT = ("/quit", "/exit", "exit", "quit")
+
+
+def load_registry(catalog: str | None) -> ToolRegistry:
+    """The tools: a ``.py`` file's ``build_registry()``, a tools.jsonl file, or the demo catalog."""
+    if catalog is None:
+        return _demo_registry()
+    path = Path(catalog)
+    if path.suffix != ".py":
+        return ToolRegistry.from_catalog(path)
+    spec = importlib.util.spec_from_file_location(f"tooltray_catalog_{path.stem}", path)
+    if spec is None or spec.loader is None:
+        raise ConfigError(f"Cannot import catalog file {catalog!r}: is it a Python file?")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    build = getattr(module, "build_registry", None)
+    if not callable(build):
+        raise ConfigError(f"{catalog!r} must define build_registry() -> ToolRegistry.")
+    registry = build()
+    if not isinstance(registry, ToolRegistry):
+        raise ConfigError(f"build_registry() in {catalog!r} returned {type(registry).__name__}.")
+    return registry
+
+
+def _demo_registry() -> ToolRegistry:
+    try:
+        from tooltray.tools import demo
+    except ImportError as exc:
+        raise ConfigError("No demo catalog in this install: pass --catalog FILE.") from exc
+    build = getattr(demo, "demo_registry", None)
+    if callable(build):
+        registry = build()
+        if isinstance(registry, ToolRegistry):
+            return registry
+    tools, bundles = demo.load_demo_catalog()
+    return ToolRegistry(tools, bundles=bundles)
+
+
+def read_script(path: str) -> list[str]:
+    """User messages from a JSON list of strings, or one per non-empty line."""
+    text = Path(path).read_text(encoding="utf-8")
+    if path.endswith(".json"):
+        data = json.loads(text)
+        if not isinstance(data, list) or not all(isinstance(x, str) for x in data):
+            raise ConfigError(f"{path!r} must hold a JSON list of user messages (strings).")
+        return data
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def _stdin_lines() -> Iterator[str]:
+    while True:
+        try:
+            line = input("you> ")
+        except EOFError:
+            return
+        if line.strip() in QUIT:
+            return
+        if line.strip():
+            yield line.strip()
+
+
+def _short(text: Any, limit: int = SHOW_CHARS) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def turn_record(user: str, result: TurnResult, before: Sequence[str]) -> dict[str, Any]:
+    """What one turn did, as plain data (the ``--format json`` line)."""
+    after = result.loaded
+    last = result.views[-1] if result.views else None
+    return {
+        "turn": result.turn,
+        "user": user,
+        "answer": result.answer,
+        "finished": result.finished,
+        "loaded": after,
+        "added": [n for n in after if n not in before],
+        "removed": [n for n in before if n not in after],
+        "steps": result.steps,
+        "step_tokens": result.step_tokens,
+        "eager_tokens": result.eager_tokens,
+        "prefix_hash": last.prefix_hash if last else None,
+        "mode": last.mode if last else None,
+        "calls": [
+            {
+                "step": c.step,
+                "name": c.name,
+                "tool": c.tool,
+                "status": c.status,
+                "arguments": c.arguments,
+                "result": c.result,
+            }
+            for c in result.calls
+        ],
+        "messages": result.messages,
+    }
+
+
+def print_turn(record: dict[str, Any]) -> None:
+    """The human-readable report of one turn."""
+    echo = click.echo
+    echo(f"── turn {record['turn']} ── you: {_short(record['user'])}")
+    change = " ".join([*(f"+{n}" for n in record["added"]), *(f"-{n}" for n in record["removed"])])
+    echo(f"  loaded ({len(record['loaded'])}): {', '.join(record['loaded']) or '-'}")
+    if change:
+        echo(f"  changed: {change}")
+    for c in record["calls"]:
+        args = json.dumps(c["arguments"], ensure_ascii=False, default=str)
+        echo(f"  [step {c['step'] + 1}] {c['name']}({_short(args, 80)}) {c['status']}")
+        echo(f"      -> {_short(c['result'])}")
+    eager = record["eager_tokens"]
+    steps = ", ".join(str(t) for t in record["step_tokens"])
+    share = (
+        f" ({100 * max(record['step_tokens'], default=0) / eager:.0f}% of eager)" if eager else ""
+    )
+    echo(f"  tool tokens per step: {steps} vs eager {eager}{share}")
+    echo(f"assistant: {record['answer']}")
+
+
+@contextlib.contextmanager
+def _mcp_sources(commands: Sequence[str], registry: ToolRegistry) -> Iterator[list[MCPSource]]:
+    sources: list[MCPSource] = []
+    try:
+        for command in commands:
+            source = MCPSource(command)
+            sources.append(source)
+            source.register(registry)
+        yield sources
+    finally:
+        for source in sources:
+            source.close()
+
+
+def build_agent(
+    registry: ToolRegistry, db: str | None, path: str, base_url: str, model: str, **opts: Any
+) -> Agent:
+    """A trinket over ``registry`` and ``db``, and an agent talking to ``base_url``."""
+    from openai import OpenAI
+
+    from tooltray.memory.config import Settings
+    from tooltray.memory.store import Store, resolve_url
+    from tooltray.memory.trinket import ToolLoaderTrinket
+
+    url = resolve_url(db)
+    settings = Settings(db=url, path="text" if path == "text" else "openai")
+    trinket = ToolLoaderTrinket(registry, Store(url), settings=settings)
+    client = OpenAI(base_url=base_url, api_key=opts.pop("api_key") or "none", max_retries=1)
+    return Agent(trinket, client, model, path=path, **opts)
+
+
+@click.command("chat")
+@click.option("--base-url", required=True, help="OpenAI-compatible server, e.g. http://host/v1.")
+@click.option("--model", required=True, help="Model name sent with every request.")
+@click.option("--api-key", envvar="OPENAI_API_KEY", default=None, help="Default: $OPENAI_API_KEY.")
+@click.option("--db", default=None, help="SQLAlchemy URL (default: $TOOLTRAY_DB, ./tooltray.db).")
+@click.option(
+    "--catalog",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="build_registry() in a .py file, or tools.jsonl (default: demo catalog).",
+)
+@click.option("--mcp", "mcp_commands", multiple=True, help="MCP server command (repeatable).")
+@click.option("--path", type=click.Choice(["openai", "text"]), default="openai", show_default=True)
+@click.option("--session", default=None, help="Session id; an existing one is resumed.")
+@click.option(
+    "--script",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="User messages: a JSON list, or one per line.",
+)
+@click.option("--max-steps", type=click.IntRange(1, 64), default=8, show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table")
+def chat(
+    base_url: str,
+    model: str,
+    api_key: str | None,
+    db: str | None,
+    catalog: str | None,
+    mcp_commands: tuple[str, ...],
+    path: str,
+    session: str | None,
+    script: str | None,
+    max_steps: int,
+    fmt: str,
+) -> None:
+    """Chat with a model; tooltray picks, loads and keeps its tools."""
+    registry = load_registry(catalog)
+    session_id = session or f"chat-{uuid.uuid4().hex[:12]}"
+    users = read_script(script) if script else None
+    with _mcp_sources(mcp_commands, registry):
+        agent = build_agent(
+            registry, db, path, base_url, model, api_key=api_key, max_steps=max_steps
+        )
+        try:
+            _converse(agent, session_id, users, fmt)
+        finally:
+            agent.trinket.close()
+
+
+def _converse(agent: Agent, session_id: str, users: Sequence[str] | None, fmt: str) -> None:
+    start = agent.start(session_id)
+    if fmt == "table":
+        click.echo(f"session {session_id}: {len(start.loaded)} tools loaded ({start.mode})")
+    history: list[dict[str, Any]] = []
+    before = list(start.loaded)
+    for user in users if users is not None else _stdin_lines():
+        result = agent.run_turn(session_id, history, user)
+        history += result.messages
+        record = turn_record(user, result, before)
+        before = result.loaded
+        if fmt == "json":
+            click.echo(json.dumps(record, ensure_ascii=False, default=str))
+        else:
+            print_turn(record)
+
+
+COMMANDS: list[click.Command] = [chat]

@@ -1,0 +1,153 @@
+"""The planner: turns a conversation into the tools to add, within caps, behind the activation bar.
+
+It owns everything that depends on the catalog as a whole (the retrieval index, the skill library,
+per-tool token counts, the bundle menu, the eager cost) and rebuilds it only when the allowed set
+changes, so a turn costs one query embedding and a few vector operations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from tooltray.memory.config import Settings
+from tooltray.memory.prompt import bundle_menu, render_native
+from tooltray.memory.retriever import Progress, Retriever, build_retriever
+from tooltray.memory.selection import Candidate, Caps, admit, order_candidates
+from tooltray.memory.session import SessionState
+from tooltray.memory.skills import SkillLibrary, load_skills
+from tooltray.tools.registry import ToolRegistry
+from tooltray.tools.render import canonical_json
+from tooltray.tools.tokens import count_tokens, tokens_per_tool
+
+if TYPE_CHECKING:
+    from tooltray.memory.store import Store
+
+MODE_ALL = "all"
+MODE_SELECTED = "selected"
+
+
+@dataclass
+class Plan:
+    """What to append to the loaded set, and the session's mode (``selected`` or ``all``)."""
+
+    mode: str
+    loads: list[Candidate] = field(default_factory=list)
+
+
+@dataclass
+class _Catalog:
+    key: Any
+    tokens: dict[str, int]
+    eager_tokens: int
+    menu: str
+    retriever: Retriever | None = None
+    skills: SkillLibrary | None = None
+
+
+class Planner:
+    """Decides picks for a session from its user messages; caches per allowed catalog.
+
+    Args:
+        registry: the tools; only allowed ones are ever proposed.
+        settings: caps, growth policy, activation threshold, embedder and skills folder.
+        store: where tool-doc embeddings are cached (``None``: in memory only).
+    """
+
+    def __init__(self, registry: ToolRegistry, settings: Settings, store: Store | None = None):
+        self.registry = registry
+        self.settings = settings
+        self.store = store
+        self._catalog: _Catalog | None = None
+
+    def catalog(self) -> _Catalog:
+        """Token counts, menu and eager cost of the allowed catalog (rebuilt when it changes)."""
+        key = (self.registry.fingerprint, self.settings.path)
+        if self._catalog is None or self._catalog.key != key:
+            specs = self.registry.allowed()
+            path = self.settings.path if self.settings.path != "text" else "openai"
+            tokens = tokens_per_tool(specs, path)
+            eager = self._eager(specs)
+            self._catalog = _Catalog(key, tokens, eager, bundle_menu(self.registry.bundles()))
+        return self._catalog
+
+    def _eager(self, specs: Sequence[Any]) -> int:
+        if self.settings.path == "text":
+            from tooltray.memory.prompt import text_block
+
+            return count_tokens(text_block(specs)).n
+        return count_tokens(canonical_json(render_native(self.settings.path, specs))).n
+
+    def menu(self) -> str:
+        """The bundle menu for the stable prefix."""
+        return self.catalog().menu
+
+    def eager_tokens(self) -> int:
+        """Tokens of the tool part had every allowed tool been exposed."""
+        return self.catalog().eager_tokens
+
+    def retriever(self, progress: Progress | None = None) -> Retriever:
+        """The retrieval index over the allowed tools (built once per catalog).
+
+        Args:
+            progress: called as ``progress(done, total)`` while the catalog is embedded.
+        """
+        cat = self.catalog()
+        if cat.retriever is None:
+            specs = self.registry.allowed()
+            cat.retriever = build_retriever(specs, self.settings, self.store, progress)
+        return cat.retriever
+
+    def skills(self) -> SkillLibrary | None:
+        """The skill library, or ``None`` when no skills folder is configured."""
+        cat = self.catalog()
+        if cat.skills is None and self.settings.skills_dir is not None:
+            skills = load_skills(self.settings.skills_dir)
+            cat.skills = SkillLibrary(skills, self.retriever().embedder) if skills else None
+        return cat.skills
+
+    def all_fit(self) -> bool:
+        """True while every allowed tool fits under the activation share of the window."""
+        budget = self.settings.activation_share * self.settings.context_window
+        return sum(self.catalog().tokens.values()) <= budget
+
+    def search(self, query: str) -> list[Candidate]:
+        """Tools for a ``load_tools`` query: the strongest matches and their bundle-mates."""
+        return self.retriever().search(query)
+
+    def plan(self, state: SessionState, users: Sequence[str], *, initial: bool) -> Plan:
+        """Initial selection (start/resume) or growth (later turns, append-only)."""
+        if initial and self.all_fit():
+            names = [s.name for s in self.registry.allowed()]
+            return Plan(MODE_ALL, [Candidate(n, MODE_ALL) for n in names if not state.is_loaded(n)])
+        mode = str(state.snapshot.meta.get("mode", MODE_SELECTED))
+        if mode == MODE_ALL and not initial:
+            return Plan(MODE_ALL)
+        if initial:
+            cands = order_candidates(self._core(), self._skill_tools(users), self._picks(users))
+        elif self.settings.growth == "every_turn":
+            cands = self._picks(users)
+        else:
+            cands = self.retriever().strong(users)
+        caps = Caps(self.settings.max_tools, self.settings.token_budget)
+        cands = [c for c in cands if self.registry.is_allowed(c.name)]
+        return Plan(MODE_SELECTED, admit(cands, self.catalog().tokens, caps, state.snapshot.loaded))
+
+    def _core(self) -> list[str]:
+        pinned = [s.name for s in self.registry.allowed() if s.pinned]
+        extra = [n for n in self.settings.core if self.registry.is_allowed(n)]
+        return list(dict.fromkeys(pinned + extra))
+
+    def _picks(self, users: Sequence[str]) -> list[Candidate]:
+        return self.retriever().picks(users) if users else []
+
+    def _skill_tools(self, users: Sequence[str]) -> list[str]:
+        library = self.skills()
+        if library is None or not users:
+            return []
+        goal = users[-1]
+        names: list[str] = []
+        for skill in self.retriever().recall_skills(library, goal):
+            names += [n for n in skill.tools_required if self.registry.is_allowed(n)]
+        return list(dict.fromkeys(names))

@@ -1,0 +1,84 @@
+"""Shared fixtures for the agent tests: helper modules importable, a scripted server, agents.
+
+Every agent here is real: a SQLite file store, the default embedder, the trinket, the registry
+of ``catalog.py`` (real callables), and the ``openai`` client over HTTP to a scripted server.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
+import catalog  # noqa: E402
+from scripted_server import ScriptedServer  # noqa: E402
+
+MCP_SERVER = HERE / "mcp_server.py"
+CATALOG = HERE / "catalog.py"
+# Small caps so selection really leaves tools out of a small catalog.
+TEST_SETTINGS: dict[str, Any] = {
+    "max_tools": 2,
+    "activation_share": 0.0,
+    "growth": "never",
+    "instructions": "You are a test assistant.",
+}
+
+
+@pytest.fixture
+def server() -> Iterator[ScriptedServer]:
+    """A scripted OpenAI-compatible server; tests add steps with ``server.extend``."""
+    with ScriptedServer() as srv:
+        yield srv
+
+
+@pytest.fixture
+def db_url(tmp_path: Path) -> str:
+    """A fresh SQLite file."""
+    return f"sqlite:///{tmp_path / 'tooltray.db'}"
+
+
+@pytest.fixture
+def make_agent(server: ScriptedServer, db_url: str) -> Iterator[Callable[..., Any]]:
+    """Build agents on the scripted server; their trinkets are closed after the test."""
+    from openai import OpenAI
+
+    from tooltray.memory.agent import Agent
+    from tooltray.memory.config import Settings
+    from tooltray.memory.store import Store
+    from tooltray.memory.trinket import ToolLoaderTrinket
+
+    trinkets: list[Any] = []
+    catalog.CALLS.clear()
+
+    def build(
+        registry: Any = None, *, path: str = "openai", max_steps: int = 8, **opts: Any
+    ) -> Any:
+        settings = Settings(db=db_url, path=path, **{**TEST_SETTINGS, **opts})
+        reg = registry if registry is not None else catalog.build_registry()
+        trinket = ToolLoaderTrinket(reg, Store(db_url), settings=settings)
+        trinkets.append(trinket)
+        client = OpenAI(base_url=server.base_url, api_key="x", max_retries=0)
+        return Agent(trinket, client, "scripted", path=path, max_steps=max_steps)
+
+    yield build
+    for trinket in trinkets:
+        trinket.close()
+
+
+def history(db_url: str, session_id: str, kind: str | None = None) -> list[tuple[Any, ...]]:
+    """(turn, kind, tool, detail) rows of a session's history, straight from the database."""
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(db_url)
+    sql = "SELECT turn, kind, tool, detail FROM history WHERE session_id = :s ORDER BY id"
+    with engine.connect() as conn:
+        rows = [tuple(r) for r in conn.execute(sa.text(sql), {"s": session_id})]
+    engine.dispose()
+    return [r for r in rows if kind is None or r[1] == kind]

@@ -1,0 +1,70 @@
+"""``tooltray chat --script`` against the scripted server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from conftest import CATALOG, TEST_SETTINGS
+from scripted_server import ScriptedServer, call, say
+
+from tooltray.memory.cli import cli
+
+
+@pytest.fixture
+def env() -> dict[str, str]:
+    return {f"TOOLTRAY_{k.upper()}": str(v) for k, v in TEST_SETTINGS.items()}
+
+
+def test_script_prints_loaded_tools_calls_and_tokens(
+    server: ScriptedServer, db_url: str, tmp_path: Path, env: dict[str, str]
+) -> None:
+    script = tmp_path / "script.txt"
+    script.write_text("Please multiply 17 by 23 for me.\n\nThanks!\n")
+    server.extend([call("multiply", {"a": 17, "b": 23}), say("391"), say("Bye.")])
+    args = ["chat", "--base-url", server.base_url, "--model", "m", "--db", db_url]
+    args += ["--catalog", str(CATALOG), "--script", str(script), "--session", "c1"]
+    out = CliRunner().invoke(cli, args, env=env)
+    assert out.exit_code == 0, out.output
+    assert "session c1:" in out.output
+    assert 'multiply({"a": 17, "b": 23}) ok' in out.output and "-> 391" in out.output
+    assert "assistant: 391" in out.output and "assistant: Bye." in out.output
+    assert out.output.count("tool tokens per step:") == 2 and "vs eager" in out.output
+
+
+def test_json_format_and_text_path(
+    server: ScriptedServer, db_url: str, tmp_path: Path, env: dict[str, str]
+) -> None:
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(["What is 2 plus 3?"]))
+    server.extend([say('{"tool": "add", "arguments": {"a": 2, "b": 3}}'), say("5")])
+    args = ["chat", "--base-url", server.base_url, "--model", "m", "--db", db_url, "--path"]
+    args += ["text", "--catalog", str(CATALOG), "--script", str(script), "--format", "json"]
+    out = CliRunner().invoke(cli, args, env=env)
+    assert out.exit_code == 0, out.output
+    [record] = [json.loads(line) for line in out.output.splitlines()]
+    assert record["calls"][0]["tool"] == "add" and record["calls"][0]["result"] == "5"
+    assert record["answer"] == "5" and len(record["step_tokens"]) == 2
+    assert "tools" not in server.requests[0]
+
+
+def test_a_dead_server_is_one_clear_error(db_url: str, tmp_path: Path, env: dict[str, str]) -> None:
+    script = tmp_path / "s.txt"
+    script.write_text("hello\n")
+    args = ["chat", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--db", db_url]
+    args += ["--catalog", str(CATALOG), "--script", str(script)]
+    out = CliRunner().invoke(cli, args, env=env)
+    assert out.exit_code == 2
+    assert "model request at step 0 failed" in out.output
+
+
+def test_bad_script_file_is_reported(tmp_path: Path, env: dict[str, Any]) -> None:
+    script = tmp_path / "s.json"
+    script.write_text('{"not": "a list"}')
+    args = ["chat", "--base-url", "http://x/v1", "--model", "m", "--script", str(script)]
+    args += ["--catalog", str(CATALOG)]
+    out = CliRunner().invoke(cli, args, env=env)
+    assert out.exit_code == 2 and "JSON list of user messages" in out.output

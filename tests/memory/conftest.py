@@ -1,0 +1,53 @@
+"""Trinket fixtures: the demo registry, a real store, the real embedder, fresh signals per test."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from tooltray.events import ToolUsed, TurnCompleted, emit, tool_used, turn_completed
+from tooltray.memory.config import Settings
+from tooltray.memory.store import Store
+from tooltray.memory.trinket import ToolLoaderTrinket
+from tooltray.tools.demo import demo_registry
+from tooltray.tools.registry import ToolRegistry
+
+MakeTrinket = Callable[..., ToolLoaderTrinket]
+
+
+@pytest.fixture
+def registry() -> ToolRegistry:
+    return demo_registry()
+
+
+@pytest.fixture
+def make_trinket(registry: ToolRegistry, sqlite_url: str) -> Iterator[MakeTrinket]:
+    """Build trinkets over one SQLite file; all are closed (signals disconnected) at the end."""
+    made: list[ToolLoaderTrinket] = []
+
+    def make(
+        url: str | None = None, reg: ToolRegistry | None = None, **settings: Any
+    ) -> ToolLoaderTrinket:
+        db = url or sqlite_url
+        trinket = ToolLoaderTrinket(
+            reg or registry, Store(db), settings=Settings(db=db, **settings)
+        )
+        made.append(trinket)
+        return trinket
+
+    yield make
+    for trinket in made:
+        trinket.close()
+
+
+def user(text: str) -> dict[str, str]:
+    return {"role": "user", "content": text}
+
+
+def finish_turn(session_id: str, turn: int, used: list[str] = ()) -> None:  # type: ignore[assignment]
+    """What an agent emits after a turn: tool-used per real tool, then turn-completed."""
+    for name in used:
+        emit(tool_used, session_id, ToolUsed(tool=name, turn=turn))
+    emit(turn_completed, session_id, TurnCompleted(turn=turn))

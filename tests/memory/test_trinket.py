@@ -1,0 +1,237 @@
+"""The trinket's lifecycle rules with the real embedder, the demo catalog and a real store."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+
+from tooltray.events import (
+    EscapeHatch,
+    LoaderDegraded,
+    escape_hatch,
+    loader_degraded,
+)
+from tooltray.memory.metatools import META_TOOL_NAMES
+from tooltray.memory.store import Store
+from tooltray.tools.errors import EmbedderError
+
+from .conftest import MakeTrinket, finish_turn, user
+
+TRIP = "Find me flights from Boston to Lisbon on Nov 10 and a hotel there under 180 a night."
+CODE = "The parse_range test is failing: read src/dates.py and fix the off-by-one bug."
+
+
+def _hist(*texts: str) -> list[dict[str, str]]:
+    out: list[dict[str, str]] = []
+    for t in texts:
+        out += [user(t), {"role": "assistant", "content": "ok"}]
+    return out[:-1]
+
+
+def test_start_loads_core_then_picks_with_sources_and_caps(make_trinket: MakeTrinket) -> None:
+    trinket = make_trinket(max_tools=8)
+    view = trinket.prepare("s1", _hist(TRIP))
+    snap = trinket.state("s1").snapshot
+    names = snap.names()
+    assert set(names[:4]) == {"memory_recall", "memory_save", "web_search", "math_evaluate"}
+    assert {t.source for t in snap.loaded[:4]} == {"core"}
+    picked = [t for t in snap.loaded if t.source not in ("core", "pinned")]
+    assert 0 < len(picked) <= 8
+    assert "travel_search_flights" in names
+    assert all(t.score is not None for t in picked)
+    assert [s.name for s in view.specs][:4] == list(META_TOOL_NAMES)
+    assert view.tool_tokens < view.eager_tokens / 3
+    assert snap.turn == 1
+
+
+def test_later_turns_only_append_and_prefix_is_stable_when_nothing_changes(
+    make_trinket: MakeTrinket,
+) -> None:
+    trinket = make_trinket(growth="never")
+    first = trinket.prepare("s", _hist(TRIP))
+    finish_turn("s", 1, ["travel_search_flights"])
+    again = trinket.prepare("s", _hist(TRIP, "Thanks, that is all for flights."))
+    assert again.system_prefix == first.system_prefix
+    assert again.tools() == first.tools()
+    assert again.prefix_hash == first.prefix_hash
+    grow = make_trinket(growth="on_strong_match")
+    a = grow.prepare("g", _hist(TRIP))
+    before = list(a.loaded)
+    b = grow.prepare("g", _hist(TRIP, CODE))
+    assert list(b.loaded[: len(before)]) == before
+    assert any(n.startswith("files_") for n in b.loaded[len(before) :])
+
+
+def test_load_tools_by_name_bundle_and_query_unknown_and_refused(
+    make_trinket: MakeTrinket, registry: Any
+) -> None:
+    registry.deny = ["shopping_checkout"]
+    trinket = make_trinket()
+    trinket.prepare("s", _hist(TRIP))
+    text = trinket.handle_meta(
+        "s", "load_tools", {"tools": ["git", "databse_query", "shopping_checkout"]}
+    )
+    loaded = trinket.loaded("s")
+    assert "git_commit" in loaded and "git_push" in loaded
+    assert "did you mean" in text and "database_query" in text
+    assert "Refused: shopping_checkout" in text and "shopping_checkout" not in loaded
+    text = trinket.handle_meta(
+        "s", "load_tools", {"query": "how many rows in the signups table SQL"}
+    )
+    assert "database_query" in trinket.loaded("s"), text
+    kinds = [(e.kind, e.tool) for e in trinket.store.history("s")]  # type: ignore[union-attr]
+    assert ("refused", "shopping_checkout") in kinds
+    assert ("escape", None) in kinds
+    view = trinket.prepare("s", _hist(TRIP))
+    assert "shopping_checkout" not in {s.name for s in view.specs}
+
+
+def test_unload_refuses_core_and_explains_unknown(make_trinket: MakeTrinket) -> None:
+    trinket = make_trinket()
+    trinket.prepare("s", _hist(TRIP))
+    text = trinket.handle_meta(
+        "s", "unload_tools", {"tools": ["memory_recall", "travel_search_flights", "nope"]}
+    )
+    assert "Unloaded: travel_search_flights" in text
+    assert "Refused: memory_recall" in text and "Not loaded: nope" in text
+    assert "memory_recall" in trinket.loaded("s")
+    assert "travel_search_flights" not in trinket.loaded("s")
+    assert trinket.handle_meta("s", "unload_tools", "garbage{").startswith("Unloaded") is False
+
+
+def test_fallback_lasts_exactly_one_turn_and_keeps_what_was_used(make_trinket: MakeTrinket) -> None:
+    trinket = make_trinket()
+    before = trinket.prepare("s", _hist(TRIP)).loaded
+    text = trinket.handle_meta("s", "fallback", {})
+    assert "this turn only" in text
+    during = trinket.prepare("s", _hist(TRIP))
+    assert len(during.specs) == len(trinket.registry.allowed()) + len(META_TOOL_NAMES)
+    finish_turn("s", 1, ["shopping_track_order"])
+    after = trinket.prepare("s", _hist(TRIP, "next"))
+    assert list(after.loaded) == list(before) + ["shopping_track_order"]
+    assert trinket.state("s").snapshot.loaded[-1].source == "escape"
+
+
+def test_unlisted_call_runs_and_is_then_loaded_as_escape(make_trinket: MakeTrinket) -> None:
+    trinket = make_trinket(path="text")
+    heard: list[EscapeHatch] = []
+    escape_hatch.connect(lambda s, payload: heard.append(payload), sender="s", weak=False)
+    view = trinket.prepare("s", _hist(TRIP))
+    assert "maps_directions" not in view.loaded and view.specs == ()
+    assert "Tools:" in view.system_prefix and "travel_search_flights(" in view.system_prefix
+    finish_turn("s", 1, ["maps_directions"])
+    assert trinket.loaded("s")[-1] == "maps_directions"
+    assert heard and heard[-1].kind == "unlisted_call"
+    escape_hatch.receivers.clear()
+
+
+def test_idle_tools_leave_only_at_boundaries(make_trinket: MakeTrinket, sqlite_url: str) -> None:
+    trinket = make_trinket(idle_turns=2, growth="never")
+    trinket.prepare("s", _hist(TRIP))
+    texts = [TRIP]
+    for turn in range(1, 6):
+        finish_turn("s", turn, ["memory_recall"])
+        texts.append(f"small talk {turn}")
+        trinket.prepare("s", _hist(*texts))
+    assert "travel_search_flights" in trinket.loaded("s")
+    evicted = trinket.compact("s")
+    assert "travel_search_flights" in evicted and "memory_recall" in trinket.loaded("s")
+    kinds = {e.kind for e in trinket.store.history("s")}  # type: ignore[union-attr]
+    assert {"evicted", "compacted"} <= kinds
+    other = make_trinket(idle_turns=2, growth="never")
+    other.prepare("r", _hist(TRIP))
+    finish_turn("r", 1)
+    fresh = make_trinket(idle_turns=2, growth="never")
+    fresh.start("r", _hist(TRIP, "a", "b", "c"))
+    assert "travel_search_flights" not in fresh.loaded("r")
+
+
+def test_restart_resumes_same_set_turn_and_prefix_bytes(make_trinket: MakeTrinket) -> None:
+    first = make_trinket()
+    first.prepare("s", _hist(TRIP))
+    first.handle_meta("s", "load_tools", {"tools": ["git_commit"]})
+    finish_turn("s", 1, ["travel_search_flights"])
+    view = first.prepare("s", _hist(TRIP, CODE))
+    first.close()
+    second = make_trinket()
+    again = second.prepare("s", _hist(TRIP, CODE))
+    assert again.loaded == view.loaded
+    assert again.system_prefix == view.system_prefix and again.tools() == view.tools()
+    assert again.prefix_hash == view.prefix_hash
+    assert second.state("s").turn == 2
+
+
+def test_two_sessions_interleaved_do_not_cross(make_trinket: MakeTrinket) -> None:
+    trinket = make_trinket()
+    trinket.prepare("a", _hist(TRIP))
+    trinket.prepare("b", _hist(CODE))
+    finish_turn("a", 1, ["weather_forecast"])
+    finish_turn("b", 1, ["git_status"])
+    a, b = trinket.loaded("a"), trinket.loaded("b")
+    assert "weather_forecast" in a and "weather_forecast" not in b
+    assert "git_status" in b and "git_status" not in a
+    assert any(n.startswith("travel_") for n in a) and any(n.startswith("files_") for n in b)
+
+
+def test_off_states_expose_every_allowed_tool_exactly(
+    make_trinket: MakeTrinket, registry: Any
+) -> None:
+    from tooltray.tools.render import render_openai_chat
+
+    for off in ({"enabled": False}, {"memory_enabled": False}):
+        view = make_trinket(**off).prepare("s", _hist(TRIP))
+        assert view.tools() == render_openai_chat(registry.allowed())
+        assert view.mode == "disabled"
+        assert not any(s.name in META_TOOL_NAMES for s in view.specs)
+
+
+def test_embedder_down_degrades_to_all_tools_logs_once_and_records(
+    make_trinket: MakeTrinket, registry: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    trinket = make_trinket()
+
+    def down(*_: Any, **__: Any) -> Any:
+        raise EmbedderError("embedding server at http://127.0.0.1:9 is down: start it")
+
+    trinket.planner.retriever = down  # type: ignore[method-assign]
+    heard: list[LoaderDegraded] = []
+    loader_degraded.connect(lambda s, payload: heard.append(payload), sender="s", weak=False)
+    with caplog.at_level(logging.ERROR, logger="tooltray"):
+        view = trinket.prepare("s", _hist(TRIP))
+        trinket.prepare("s", _hist(TRIP, CODE))
+    loader_degraded.receivers.clear()
+    assert view.mode == "degraded" and len(view.specs) == len(registry.allowed())
+    assert len([r for r in caplog.records if "down" in r.getMessage()]) == 1
+    assert len(heard) == 1
+    assert "degraded" in {e.kind for e in trinket.store.history("s")}  # type: ignore[union-attr]
+
+
+def test_small_catalog_loads_everything(make_trinket: MakeTrinket) -> None:
+    view = make_trinket(context_window=400_000).prepare("s", _hist(TRIP))
+    assert view.mode == "all" and len(view.loaded) == len(make_trinket().registry.allowed())
+
+
+def test_store_unreachable_keeps_turn_alive_and_replays(
+    make_trinket: MakeTrinket, tmp_path: Any
+) -> None:
+    trinket = make_trinket()
+    trinket.prepare("s", _hist(TRIP))
+    store = trinket.store
+    assert isinstance(store, Store)
+    real = store.apply
+
+    def broken(*_: Any, **__: Any) -> Any:
+        from tooltray.tools.errors import StoreError
+
+        raise StoreError("database is unreachable")
+
+    store.apply = broken  # type: ignore[method-assign]
+    text = trinket.handle_meta("s", "load_tools", {"tools": ["git_commit"]})
+    assert "git_commit" in text and "git_commit" in trinket.loaded("s")
+    assert trinket.state("s").pending
+    store.apply = real  # type: ignore[method-assign]
+    finish_turn("s", 1)
+    assert not trinket.state("s").pending
+    assert "git_commit" in (store.snapshot("s").names())  # type: ignore[union-attr]
