@@ -73,10 +73,10 @@ class DemoRun:
             name = call["name"]
             if self.trinket.is_meta(name):
                 text = self.trinket.handle_meta(self.sid, name, call.get("arguments", {}))
-                metas.append(f"{name} → {text[:70]}")
+                metas.append(f"{name}() → {text.split(':')[0].lower()}")
             elif name not in {s.name for s in view.specs}:
                 text = self.trinket.handle_meta(self.sid, "load_tools", {"tools": [name]})
-                metas.append(f"load_tools([{name}]) → {text[:70]}")
+                metas.append(f"load_tools({name}) → {text.split(':')[0].lower()}")
             view = self.trinket.prepare(self.sid, messages)
             if not self.trinket.is_meta(name):
                 self._run(call)
@@ -101,17 +101,17 @@ class DemoRun:
     ) -> None:
         state = self.trinket.state(self.sid).snapshot
         added = [t for t in state.loaded if t.name not in before]
-        shown = ", ".join(
-            f"{t.name} ({t.source}{'' if t.score is None else f' {t.score:.2f}'})"
-            for t in added[:8]
+        shown = "\n".join(
+            f"{t.name} ({t.source}{'' if t.score is None else f' {t.score:.1f}'})"
+            for t in added[:6]
         )
-        more = f" +{len(added) - 8} more" if len(added) > 8 else ""
+        more = f"\n+{len(added) - 6} more" if len(added) > 6 else ""
         pct = 100 * view.tool_tokens / max(view.eager_tokens, 1)
         changed = "changed" if view.prefix_hash != self.last_hash else "stable"
         self.last_hash = view.prefix_hash
         self.table.add_row(
             str(number),
-            step["user"][:70],
+            step["user"][:60] + ("…" if len(step["user"]) > 60 else ""),
             (shown + more) or "—",
             "\n".join(metas) or "—",
             str(len(view.specs)),
