@@ -200,8 +200,15 @@ class EmbeddingCache(Protocol):
     def put_embeddings(self, embedder_id: str, vectors: Mapping[str, Any]) -> None: ...
 
 
+_MEMO: dict[str, dict[str, Any]] = {}
+
+
 class CachedEmbedder:
-    """Documents embedded once per (embedder id, content hash); queries always embedded fresh."""
+    """Documents embedded once per (embedder id, content hash); queries always embedded fresh.
+
+    Two layers: this process's memory, then the store, so neither a second trinket in the same
+    process nor a restarted process embeds the catalog again.
+    """
 
     def __init__(self, inner: Embedder, cache: EmbeddingCache) -> None:
         self.inner, self.cache = inner, cache
@@ -218,7 +225,11 @@ class CachedEmbedder:
     ) -> Vectors:
         """Embed documents through the cache, reporting ``progress(done, total)``."""
         keys = [hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts]
-        found = self.cache.get_embeddings(self.inner.id, list(dict.fromkeys(keys)))
+        memo = _MEMO.setdefault(self.inner.id, {})
+        found = {k: memo[k] for k in keys if k in memo}
+        if len(found) < len(set(keys)):
+            unseen = [k for k in dict.fromkeys(keys) if k not in found]
+            found.update(self.cache.get_embeddings(self.inner.id, unseen))
         missing = [i for i, k in enumerate(keys) if k not in found]
         total = len(missing)
         for start in range(0, total, 256):
@@ -229,5 +240,6 @@ class CachedEmbedder:
             found.update(fresh)
             if progress:
                 progress(min(start + 256, total), total)
+        memo.update(found)
         rows = [np.asarray(found[k], dtype=np.float32) for k in keys]
         return np.stack(rows) if rows else np.zeros((0, self.inner.dim), dtype=np.float32)
