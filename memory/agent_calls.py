@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 
 from tooltray.events import payloads as p
 from tooltray.events import signals as sig
-from tooltray.memory.store.records import Changes, HistoryEvent
 from tooltray.tools.errors import ToolNotAllowedError, TooltrayError, UnknownToolError
 from tooltray.tools.render import canonical_json, render_line
 from tooltray.tools.spec import ToolSpec
@@ -187,13 +186,9 @@ class CallRunner:
             log.error("tooltray tool-used receiver failed for %s: %s", tool, exc)
 
     def refuse(self, session_id: str, turn: int, name: str, why: str) -> None:
-        """Record a refused call in the session history (the trinket has no public method yet)."""
-        store = self.trinket.store
-        if store is None:
-            return
-        event = HistoryEvent(session_id, turn, "refused", tool=name[:64], detail=why[:500])
+        """Record a refused call in the session history through the trinket."""
         try:
-            store.apply(session_id, Changes(events=[event]))
+            self.trinket.refuse(session_id, name, why)
         except TooltrayError as exc:
             log.error("tooltray could not record a refused call to %s: %s", name, exc)
 

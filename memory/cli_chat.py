@@ -197,6 +197,7 @@ def build_agent(
     help="User messages: a JSON list, or one per line.",
 )
 @click.option("--max-steps", type=click.IntRange(1, 64), default=8, show_default=True)
+@click.option("--max-tokens", type=click.IntRange(1), default=None, help="Cap each reply.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table")
 def chat(
     base_url: str,
@@ -209,6 +210,7 @@ def chat(
     session: str | None,
     script: str | None,
     max_steps: int,
+    max_tokens: int | None,
     fmt: str,
 ) -> None:
     """Chat with a model; tooltray picks, loads and keeps its tools."""
@@ -219,6 +221,8 @@ def chat(
         agent = build_agent(
             registry, db, path, base_url, model, api_key=api_key, max_steps=max_steps
         )
+        if max_tokens is not None:
+            agent.request_options["max_tokens"] = max_tokens
         try:
             _converse(agent, session_id, users, fmt)
         finally:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import sys
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, asynccontextmanager
 from typing import IO, Any
@@ -62,6 +63,15 @@ def content_text(result: Any) -> str:
 
 def _is_error(result: Any) -> bool:
     return bool(getattr(result, "is_error", False) or getattr(result, "isError", False))
+
+
+def _stderr() -> IO[str]:
+    """This process's stderr when it is a real file (not under a test runner), else the OS one."""
+    try:
+        sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):
+        return sys.__stderr__ or open(os.devnull, "w")  # noqa: SIM115
+    return sys.stderr
 
 
 def server_name(raw: str) -> str:
@@ -126,6 +136,7 @@ class MCPSource:
             self._session_cm = self._portal.wrap_async_context_manager(self._connect())
             self._session = self._session_cm.__enter__()
         except BaseException as exc:
+            self._session_cm = self._session = None
             self._close_portal()
             if isinstance(exc, MCPSourceError):
                 raise
@@ -144,7 +155,7 @@ class MCPSource:
         params = mcp.StdioServerParameters(
             command=self.argv[0], args=self.argv[1:], env=self.env, cwd=self.cwd
         )
-        extra = {"errlog": self.errlog} if self.errlog is not None else {}
+        extra = {"errlog": self.errlog or _stderr()}
         async with (
             mcp.stdio_client(params, **extra) as (read, write),
             mcp.ClientSession(read, write) as session,

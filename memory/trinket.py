@@ -225,6 +225,13 @@ class ToolLoaderTrinket:
             )
         return out.text
 
+    def refuse(self, session_id: str, tool: str, reason: str) -> None:
+        """Record that a call to ``tool`` was refused (not allowed, unknown, bad arguments)."""
+        with self._lock:
+            state = self._state(session_id)
+            event = self._event(state, "refused", tool[:64], reason[:500])
+            self._commit(state, Changes(events=[event]))
+
     def shorten(self, session_id: str, tool: str, result: str) -> str:
         """A long result shortened with a handle (full text stored); short ones unchanged."""
         with self._lock:

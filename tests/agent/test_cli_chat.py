@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import CATALOG, TEST_SETTINGS
+from conftest import CATALOG, MCP_SERVER, TEST_SETTINGS
 from scripted_server import ScriptedServer, call, say
 
 from tooltray.memory.cli import cli
@@ -27,12 +28,14 @@ def test_script_prints_loaded_tools_calls_and_tokens(
     server.extend([call("multiply", {"a": 17, "b": 23}), say("391"), say("Bye.")])
     args = ["chat", "--base-url", server.base_url, "--model", "m", "--db", db_url]
     args += ["--catalog", str(CATALOG), "--script", str(script), "--session", "c1"]
+    args += ["--max-tokens", "64"]
     out = CliRunner().invoke(cli, args, env=env)
     assert out.exit_code == 0, out.output
     assert "session c1:" in out.output
     assert 'multiply({"a": 17, "b": 23}) ok' in out.output and "-> 391" in out.output
     assert "assistant: 391" in out.output and "assistant: Bye." in out.output
     assert out.output.count("tool tokens per step:") == 2 and "vs eager" in out.output
+    assert all(r["max_tokens"] == 64 for r in server.requests)
 
 
 def test_json_format_and_text_path(
@@ -68,3 +71,19 @@ def test_bad_script_file_is_reported(tmp_path: Path, env: dict[str, Any]) -> Non
     args += ["--catalog", str(CATALOG)]
     out = CliRunner().invoke(cli, args, env=env)
     assert out.exit_code == 2 and "JSON list of user messages" in out.output
+
+
+def test_mcp_servers_join_the_tools(
+    server: ScriptedServer, db_url: str, tmp_path: Path, env: dict[str, str]
+) -> None:
+    script = tmp_path / "s.txt"
+    script.write_text("Reverse the word tooltray.\n")
+    server.extend([call("reverse_text", {"text": "tooltray"}), say("yartloot")])
+    mcp = f"{sys.executable} {MCP_SERVER}"
+    args = ["chat", "--base-url", server.base_url, "--model", "m", "--db", db_url]
+    args += ["--catalog", str(CATALOG), "--script", str(script), "--mcp", mcp, "--format", "json"]
+    out = CliRunner().invoke(cli, args, env=env)
+    assert out.exit_code == 0, out.output
+    record = json.loads(out.output.splitlines()[-1])
+    assert record["calls"][0]["tool"] == "reverse_text"
+    assert record["calls"][0]["result"] == "yartloot"

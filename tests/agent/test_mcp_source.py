@@ -57,5 +57,10 @@ def test_prefixed_names_call_the_original_tool(tmp_path: Path) -> None:
 
 
 def test_a_command_that_is_not_a_server_fails_clearly(tmp_path: Path) -> None:
-    with (tmp_path / "err.log").open("w") as log, pytest.raises(MCPSourceError, match="stdio"):
-        MCPSource([sys.executable, "-c", "print('hello')"], timeout=10, errlog=log).start()
+    with (tmp_path / "err.log").open("w") as log:
+        source = MCPSource([sys.executable, "-c", "print('hello')"], timeout=10, errlog=log)
+        with pytest.raises(MCPSourceError, match="stdio"):
+            source.start()
+        source.close()
+    with pytest.raises(MCPSourceError, match="not started"):
+        source.call("anything", {})

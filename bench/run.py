@@ -1,0 +1,47 @@
+"""Run one benchmark suite: ``python bench/run.py SUITE [--data DIR] [--out DIR] [--quick]``.
+
+Each suite is a module in this folder with ``run(data_dir, out_dir, quick=False) -> dict``. The
+dispatcher prints the suite's table (the suite does), writes ``OUT/SUITE.json`` and exits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SUITES: dict[str, str] = {
+    "retrieval": "retrieval",
+    "ttft": "ttft",
+    "store": "store_bench",
+    "latency": "latency",
+}
+DEFAULT_DATA = HERE.parent.parent / "shared" / "data"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse the arguments, run the suite, write its JSON."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("suite", choices=sorted(SUITES))
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="corpus folder(s) root")
+    parser.add_argument("--out", type=Path, default=HERE / "out")
+    parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
+    args = parser.parse_args(argv)
+    sys.path.insert(0, str(HERE))
+    module = importlib.import_module(SUITES[args.suite])
+    args.out.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    result = module.run(args.data, args.out, quick=args.quick)
+    result = {"suite": args.suite, "seconds": round(time.perf_counter() - start, 1), **result}
+    path = args.out / f"{args.suite}.json"
+    path.write_text(json.dumps(result, indent=2, default=str) + "\n", encoding="utf-8")
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
