@@ -23,6 +23,7 @@ from tooltray.memory.trinket import ToolLoaderTrinket
 from tooltray.tools.demo import demo_registry, demo_script, demo_skills_dir
 
 PREFIX = "demo-"
+COMPACT_AFTER = 8
 
 
 def _session_id(store: Store, fresh: bool, turns: int) -> tuple[str, int]:
@@ -81,6 +82,11 @@ class DemoRun:
             if not self.trinket.is_meta(name):
                 self._run(call)
         emit(turn_completed, self.sid, TurnCompleted(turn=number))
+        if number == COMPACT_AFTER:
+            evicted = self.trinket.compact(self.sid)
+            metas.append(
+                f"(agent compacted its context → evicted idle: {len(evicted)} tools)"
+            )
         self._row(number, step, before, view, first_hash, metas)
 
     def _run(self, call: dict[str, Any]) -> None:
