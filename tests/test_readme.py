@@ -1,0 +1,44 @@
+"""The README stays true: its two commands, its CLI table and its SQL examples all work."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from tooltray.memory.cli import cli
+
+README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+
+
+def test_two_commands_for_a_fresh_machine() -> None:
+    block = README.split("## Two commands on a fresh machine", 1)[1].split("```")[1]
+    commands = [line.split("#")[0].strip() for line in block.splitlines()[1:] if line.strip()]
+    assert commands == ["pip install -e . && tooltray demo", 'pip install -e ".[dev]" && pytest']
+
+
+def test_every_command_in_the_cli_table_exists() -> None:
+    table = README.split("## CLI", 1)[1].split("##", 1)[0]
+    for match in re.finditer(r"`tooltray ([a-z]+)(?: ([a-z]+))?", table):
+        group, sub = match.groups()
+        args = [group] + ([sub] if sub and group in ("catalog", "db", "eval") else []) + ["--help"]
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 0, (args, result.output)
+
+
+def test_sql_examples_run_read_only_on_a_demo_database(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'demo.db'}"
+    runner = CliRunner()
+    demo = runner.invoke(cli, ["demo", "--db", url, "--turns", "9"])
+    assert demo.exit_code == 0, demo.output
+    queries = re.findall(r"```sql\n(.+?)\n```", README, flags=re.S)
+    assert len(queries) == 3
+    outputs = []
+    for query in queries:
+        result = runner.invoke(cli, ["sql", query, "--db", url, "--format", "csv"])
+        assert result.exit_code == 0, (query, result.output)
+        outputs.append(result.output)
+    assert outputs[0].splitlines()[:2] == ["tool,uses", "calendar_create_event,1"]
+    assert outputs[1].splitlines()[1].startswith("demo-1,9,")
+    assert "evicted" not in outputs[2] and len(outputs[2].splitlines()) > 1
