@@ -165,6 +165,31 @@ def placeholder_select(catalog: Sequence[Tool], conversations: Sequence[Conversa
     return select
 
 
+def tooltray_select(catalog: Sequence[Tool], max_tools: int = 16) -> Selector:
+    """tooltray's selection: the hybrid index's picks (bar + bundle-mates) for the query."""
+    from tooltray.memory.embedding import default_embedder
+    from tooltray.memory.hybrid import ToolIndex
+    from tooltray.tools.spec import ToolSpec
+
+    specs = [
+        ToolSpec(
+            name=t["name"],
+            description=t.get("description", ""),
+            parameters=t.get("parameters") or {},
+            bundle=t.get("group"),
+        )
+        for t in catalog
+    ]
+    index = ToolIndex(specs, default_embedder())
+    by_name = {t["name"]: t for t in catalog}
+
+    def select(query: str) -> list[Tool]:
+        return [by_name[h.name] for h in index.picks(query, max_tools)]
+
+    select.__name__ = "tooltray_select"
+    return select
+
+
 def scenario_messages(
     scenario: str, conv: Conversation, k: int, catalog: Sequence[Tool], select: Selector
 ) -> list[dict[str, Any]]:
@@ -283,7 +308,8 @@ def run(
 ) -> dict[str, Any]:
     """Run the suite; return a JSON-able dict (also written to ``out_dir/ttft.json``).
 
-    `select(query) -> list of tool dicts` picks the subset; default `placeholder_select`.
+    `select(query) -> list of tool dicts` picks the subset; default `tooltray_select`
+    (`placeholder_select` is an oracle on the dev labels, kept for comparison).
     """
     ok, why = available(model)
     if not ok:
@@ -292,7 +318,7 @@ def run(
     corpus = corpus_dir(Path(data_dir))
     catalog = load_catalog(corpus)
     convs = spread(load_conversations(corpus), n or (2 if quick else 5))
-    chooser = select or placeholder_select(catalog, convs)
+    chooser = select or tooltray_select(catalog)
     started = time.perf_counter()
     lm = LocalModel(model)
     with lm as base_url:
@@ -303,9 +329,7 @@ def run(
         "model": model,
         "n_tools": len(catalog),
         "n_conversations": len(convs),
-        "selector": "placeholder_select (oracle)"
-        if select is None
-        else getattr(select, "__name__", "custom"),
+        "selector": getattr(chooser, "__name__", "custom"),
         **summarize(per_conv),
         "conversations": per_conv,
         "elapsed_s": round(time.perf_counter() - started, 1),
