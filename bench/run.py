@@ -19,6 +19,7 @@ SUITES: dict[str, str] = {
     "ttft": "ttft",
     "store": "store_bench",
     "latency": "latency",
+    "trinket": "trinket_bench",
 }
 DEFAULT_DATA = HERE.parent.parent / "shared" / "data"
 

@@ -72,6 +72,7 @@ class SessionState:
         mode: ``selected`` (normal), ``all`` (activation threshold), ``disabled`` or ``degraded``.
         fallback_turn: the turn a ``fallback`` is active for, if any.
         pending: changes the store could not take yet, replayed in order when it is back.
+        deferred: tool-used changes applied here and stored with the next commit.
         prefix_hash: hash of the last prompt prefix handed out.
         grown_turn: the last turn whose user message was matched for growth (once per turn).
         warned: reasons already logged loudly for this session (log once per session).
@@ -82,6 +83,7 @@ class SessionState:
     mode: str = MODE_SELECTED
     fallback_turn: int | None = None
     pending: list[Changes] = field(default_factory=list)
+    deferred: Changes | None = None
     prefix_hash: str | None = None
     grown_turn: int = -1
     warned: set[str] = field(default_factory=set)

@@ -103,7 +103,8 @@ class ToolLoaderTrinket:
         sig.context_compacted.connect(self._on_compacted)
 
     def close(self) -> None:
-        """Stop listening to signals (the stored state stays)."""
+        """Store what is deferred and stop listening to signals (the stored state stays)."""
+        self.flush()
         sig.turn_completed.disconnect(self._on_turn_completed)
         sig.tool_used.disconnect(self._on_tool_used)
         sig.context_compacted.disconnect(self._on_compacted)
@@ -118,6 +119,7 @@ class ToolLoaderTrinket:
         call :meth:`prepare` instead, which rehydrates the session without a boundary.
         """
         with self._lock:
+            self.flush(session_id)
             self._sessions.pop(session_id, None)
             existed = self.store is not None and self._read(session_id) is not None
             state = self._state(session_id)
@@ -250,7 +252,7 @@ class ToolLoaderTrinket:
             if not state.is_loaded(payload.tool) and self.registry.is_allowed(payload.tool):
                 changes.loads.append(Load(payload.tool, "escape", turn))
                 changes.events.append(self._event(state, "escape", payload.tool, "unlisted_call"))
-            self._commit(state, changes)
+            self._defer(state, changes)
             if changes.loads:
                 sig.emit(
                     sig.escape_hatch,
@@ -444,12 +446,16 @@ class ToolLoaderTrinket:
             )
 
     def _commit(self, state: SessionState, changes: Changes) -> None:
-        if changes.empty():
+        """Apply locally, then store everything not yet stored (deferred uses first), in order."""
+        if state.deferred is not None:
+            state.pending.append(state.deferred)
+            state.deferred = None
+        if not changes.empty():
+            state.snapshot = apply_local(state.snapshot, changes)
+            if self.store is not None:
+                state.pending.append(changes)
+        if self.store is None or not state.pending:
             return
-        state.snapshot = apply_local(state.snapshot, changes)
-        if self.store is None:
-            return
-        state.pending.append(changes)
         try:
             while state.pending:
                 stored = self.store.apply(state.session_id, state.pending[0])
@@ -457,6 +463,30 @@ class ToolLoaderTrinket:
             state.snapshot = stored
         except StoreError as exc:
             self._warn(state, "store", exc)
+
+    def _defer(self, state: SessionState, changes: Changes) -> None:
+        """Apply tool-used changes now and store them with the next commit (turn end at latest).
+
+        A crash loses at most the turn in flight, and a burst of tool calls costs one
+        transaction instead of one each.
+        """
+        state.snapshot = apply_local(state.snapshot, changes)
+        if self.store is None:
+            return
+        merged = state.deferred or Changes()
+        merged.loads += changes.loads
+        merged.uses += changes.uses
+        merged.events += changes.events
+        merged.turn = max(merged.turn or 0, changes.turn or 0) or None
+        state.deferred = merged
+
+    def flush(self, session_id: str | None = None) -> None:
+        """Store deferred tool-used records now (one session, or every live one)."""
+        with self._lock:
+            ids = [session_id] if session_id else list(self._sessions)
+            for sid in ids:
+                if sid in self._sessions:
+                    self._commit(self._sessions[sid], Changes())
 
     def _degrade(self, state: SessionState, reason: str, exc: Exception) -> None:
         state.mode = MODE_DEGRADED
