@@ -18,6 +18,9 @@ SUITES: dict[str, str] = {
     "retrieval": "retrieval",
     "ttft": "ttft",
     "store": "store_bench",
+    "cost": "cost",
+    "session": "session",
+    "latency_turn": "latency_turn",
     "latency": "latency",
     "trinket": "trinket_bench",
 }

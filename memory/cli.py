@@ -19,6 +19,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "cli_chat",
     "cli_db",
     "cli_demo",
+    "cli_eval",
 )
 
 

@@ -84,9 +84,7 @@ class DemoRun:
         emit(turn_completed, self.sid, TurnCompleted(turn=number))
         if number == COMPACT_AFTER:
             evicted = self.trinket.compact(self.sid)
-            metas.append(
-                f"(agent compacted its context → evicted idle: {len(evicted)} tools)"
-            )
+            metas.append(f"(agent compacted its context → evicted idle: {len(evicted)} tools)")
         self._row(number, step, before, view, first_hash, metas)
 
     def _run(self, call: dict[str, Any]) -> None:

@@ -75,8 +75,8 @@ class Settings(BaseSettings):
     enabled: bool = True
     memory_enabled: bool = True
     path: RenderPath = "openai"
-    max_tools: int = Field(default=16, ge=0, le=1000)
-    token_budget: int = Field(default=4000, ge=0)
+    max_tools: int = Field(default=24, ge=0, le=1000)
+    token_budget: int = Field(default=6000, ge=0)
     hard_max_tools: int = Field(default=64, ge=1)
     idle_turns: int = Field(default=5, ge=1)
     growth: Growth = "on_strong_match"

@@ -25,7 +25,7 @@ from tooltray.tools.tokens import count_tokens
 NATIVE_PATHS = ("openai", "responses", "anthropic")
 TEXT_CALL_HINT = (
     "To call a tool, reply with only a JSON object: "
-    '{"tool": "<name>", "arguments": {...}}. Any tool named in the menu can be called.'
+    '{"tool": "<name>", "arguments": {...}}. Tools not listed here can be called by name too.'
 )
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from tooltray.memory.store.records import LoadedTool
 
 ALWAYS = ("core", "pinned")
+CHOSEN_BY_MODEL = ("escape", "manual", "fallback")
 
 
 @dataclass(frozen=True)
@@ -38,13 +39,15 @@ def admit(
     caps: Caps,
     loaded: Sequence[LoadedTool] = (),
 ) -> list[Candidate]:
-    """Admit candidates in order while the caps allow; already-loaded tools count against them.
+    """Admit candidates in order while the caps allow; loaded picks count against them.
 
-    A candidate too large for the remaining token budget is skipped, and smaller ones after it
-    may still enter. Duplicates and already-loaded names are dropped.
+    Tools the model chose (load_tools, an unlisted call, a fallback) do not use up the room
+    selection has, so later turns can still grow. A candidate too large for the remaining token
+    budget is skipped, and smaller ones after it may still enter. Duplicates and already-loaded
+    names are dropped.
     """
     seen = {t.name for t in loaded}
-    counted = [t for t in loaded if t.source not in ALWAYS]
+    counted = [t for t in loaded if t.source not in ALWAYS + CHOSEN_BY_MODEL]
     count = len(counted)
     used = sum(tokens.get(t.name, 0) for t in counted)
     out: list[Candidate] = []

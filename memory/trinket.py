@@ -50,7 +50,7 @@ from tooltray.memory.store.records import (
     Unload,
     Use,
 )
-from tooltray.tools.errors import MetaToolArgumentError, StoreError, TooltrayError
+from tooltray.tools.errors import ConfigError, MetaToolArgumentError, StoreError, TooltrayError
 from tooltray.tools.registry import ToolRegistry
 from tooltray.tools.spec import ToolSpec
 
@@ -72,6 +72,24 @@ def user_texts(messages: Sequence[dict[str, Any]]) -> list[str]:
     return out
 
 
+def _apply_policy(registry: ToolRegistry, settings: Settings) -> ToolRegistry:
+    """Narrow the registry by the settings' allow and deny lists (deny adds; allow sets).
+
+    Raises:
+        ConfigError: both the registry and the settings carry a different allow-list.
+    """
+    if settings.deny:
+        registry.deny = set(registry.deny) | set(settings.deny)
+    if settings.allow is not None:
+        if registry.allow is not None and set(registry.allow) != set(settings.allow):
+            raise ConfigError(
+                "Both the registry and the settings have an allow-list: keep one of them "
+                "(ToolRegistry(allow=...) or Settings(allow=...) / TOOLTRAY_ALLOW)."
+            )
+        registry.allow = settings.allow
+    return registry
+
+
 class ToolLoaderTrinket:
     """Working memory for an agent's tools, one state per session, durable in a store.
 
@@ -91,7 +109,7 @@ class ToolLoaderTrinket:
         planner: Planner | None = None,
     ) -> None:
         self.settings = settings or Settings()
-        self.registry = registry
+        self.registry = _apply_policy(registry, self.settings)
         self.enabled = self.settings.enabled and self.settings.memory_enabled
         self.store = store if store is not None or not self.enabled else Store(self.settings.db)
         self.planner = planner or Planner(registry, self.settings, self.store)
@@ -248,8 +266,14 @@ class ToolLoaderTrinket:
             if state is None or not self.enabled or payload.tool in META_TOOL_NAMES:
                 return
             turn = payload.turn or state.turn
+            if not self.registry.is_allowed(payload.tool):
+                why = "reported as used, but unknown or not in the allow-list"
+                self._defer(
+                    state, Changes(events=[self._event(state, "refused", payload.tool[:64], why)])
+                )
+                return
             changes = Changes(uses=[Use(payload.tool, turn)])
-            if not state.is_loaded(payload.tool) and self.registry.is_allowed(payload.tool):
+            if not state.is_loaded(payload.tool):
                 changes.loads.append(Load(payload.tool, "escape", turn))
                 changes.events.append(self._event(state, "escape", payload.tool, "unlisted_call"))
             self._defer(state, changes)

@@ -76,6 +76,26 @@ def run_readonly(url: str, query: str, limit: int = DEFAULT_LIMIT) -> QueryResul
         engine.dispose()
 
 
+def _drop_superuser(cursor: Any) -> None:
+    """A superuser runs the query as ``pg_read_all_data`` (PostgreSQL 14+) for this transaction.
+
+    A read-only transaction still lets a superuser run programs, write server files or signal
+    backends (``COPY ... TO PROGRAM``, ``pg_terminate_backend``); the predefined read-all role
+    can do none of that. Without it, the query is refused with the fix.
+    """
+    cursor.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")
+    row = cursor.fetchone()
+    if not row or not row[0]:
+        return
+    try:
+        cursor.execute("SET LOCAL ROLE pg_read_all_data")
+    except Exception:
+        raise StoreError(
+            "tooltray sql will not run as a PostgreSQL superuser on a server without the "
+            "pg_read_all_data role: pass --sql-url (or TOOLTRAY_SQL_URL) for a SELECT-only role."
+        ) from None
+
+
 def _execute(raw: Any, query: str, limit: int, *, sqlite: bool) -> QueryResult:
     cursor = raw.cursor()
     try:
@@ -83,6 +103,7 @@ def _execute(raw: Any, query: str, limit: int, *, sqlite: bool) -> QueryResult:
             cursor.execute(query)
         else:
             cursor.execute("SET TRANSACTION READ ONLY")
+            _drop_superuser(cursor)
             cursor.execute(query, prepare=True)  # one statement only: no "...; DROP ..."
         if cursor.description is None:
             return QueryResult([], [])
