@@ -23,14 +23,14 @@ def registry() -> ToolRegistry:
 
 
 @pytest.fixture
-def make_trinket(registry: ToolRegistry, sqlite_url: str) -> Iterator[MakeTrinket]:
-    """Build trinkets over one SQLite file; all are closed (signals disconnected) at the end."""
+def make_trinket(registry: ToolRegistry, db_url: str) -> Iterator[MakeTrinket]:
+    """Build trinkets over one database (SQLite file, then PostgreSQL); all closed at the end."""
     made: list[ToolLoaderTrinket] = []
 
     def make(
         url: str | None = None, reg: ToolRegistry | None = None, **settings: Any
     ) -> ToolLoaderTrinket:
-        db = url or sqlite_url
+        db = url or db_url
         trinket = ToolLoaderTrinket(
             reg or registry, Store(db), settings=Settings(db=db, **settings)
         )

@@ -30,7 +30,7 @@ def _recall(url: str, *args: str) -> tuple[int, dict[str, Any]]:
 
 
 def test_driven_trinket_passes_with_hits_and_recoveries(
-    make_trinket: MakeTrinket, sqlite_url: str
+    make_trinket: MakeTrinket, db_url: str
 ) -> None:
     native = make_trinket()
     view = native.prepare("n", [user(TRIP)])
@@ -45,7 +45,7 @@ def test_driven_trinket_passes_with_hits_and_recoveries(
     assert "git_push" not in text.prepare("t", [user(TRIP)]).loaded
     finish_turn("t", 1, ["git_push"])  # the unlisted call runs; the trinket auto-loads it
 
-    code, doc = _recall(sqlite_url)
+    code, doc = _recall(db_url)
     assert code == 0, doc
     turns = {(t["session"], t["turn"]): t for t in doc["turns"]}
     assert turns[("n", 1)]["hit"] == "travel_search_flights"
@@ -56,7 +56,7 @@ def test_driven_trinket_passes_with_hits_and_recoveries(
     assert summary["first_pass_recall"] == round(1 / 3, 4)
     assert summary["escapes"] == 2 and summary["misses"] == 0
 
-    code, doc = _recall(sqlite_url, "--session", "n")
+    code, doc = _recall(db_url, "--session", "n")
     assert code == 0 and doc["summary"]["sessions"] == 1
     assert doc["summary"]["escape_rate"] == 0.5
 
