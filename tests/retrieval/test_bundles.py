@@ -1,0 +1,82 @@
+"""Bundle lift, pull-in of small bundles, deterministic tie-breaks (lexical index, real BM25)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tooltray.memory.retrieval import Bundles, ToolIndex
+from tooltray.tools.spec import ToolSpec
+
+
+def tool(name: str, description: str, bundle: str | None = None, **extra: object) -> ToolSpec:
+    return ToolSpec(name=name, description=description, bundle=bundle, **extra)  # type: ignore[arg-type]
+
+
+def filler(n: int) -> list[ToolSpec]:
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"]
+    return [tool(f"misc_{i}", f"Handle {words[i % 8]} item {i} records.") for i in range(n)]
+
+
+def test_best_mate_and_lift_arithmetic() -> None:
+    b = Bundles(["a", "a", "b", None, "a", "b", "c"])
+    s = np.array([1.0, 3.0, 2.0, 5.0, 3.0, -1.0, 4.0])
+    assert b.best_mate(s).tolist() == [3.0, 3.0, -1.0, -np.inf, 3.0, 2.0, -np.inf]
+    lifted = b.lift(s)
+    assert np.allclose(
+        lifted, [1 + 0.6 / np.sqrt(2), 3 + 0.6 / np.sqrt(2), 2, 5, 3 + 0.6 / np.sqrt(2), -0.6, 4]
+    )
+
+
+def test_a_strong_match_pulls_in_its_small_bundle() -> None:
+    specs = [
+        tool("sql_query_table", "Run a SQL query against a table.", "sql"),
+        tool("sql_create_table", "Create a new table with columns.", "sql"),
+        tool("sql_drop_table", "Delete a table.", "sql"),
+        *filler(40),
+    ]
+    hits = ToolIndex(specs).picks("run a sql query on the orders table", 16)
+    by_name = {h.name: h for h in hits}
+    assert hits[0].name == "sql_query_table" and hits[0].strong
+    assert {"sql_create_table", "sql_drop_table"} <= set(by_name)
+    assert not any(n.startswith("misc") for n in by_name)
+
+
+def test_large_bundles_are_not_pulled_in_whole() -> None:
+    big = [tool(f"fs_op_{i}", f"File system operation {i} on paths.", "fs") for i in range(12)]
+    specs = [tool("fs_copy", "Copy a file to a new place.", "fs"), *big, *filler(40)]
+    hits = ToolIndex(specs).picks("copy the file", 16)
+    assert hits[0].name == "fs_copy"
+    assert len([h for h in hits if h.name.startswith("fs_op")]) < 12
+
+
+def test_a_weak_match_pulls_in_nothing() -> None:
+    specs = [
+        tool("pay_invoice", "Pay an invoice.", "billing"),
+        tool("refund_order", "Refund an order.", "billing"),
+        tool("ship_parcel", "Ship a parcel by courier.", "shipping"),
+        tool("track_parcel", "Track where a parcel is.", "shipping"),
+        *filler(40),
+    ]
+    hits = ToolIndex(specs).picks("ship my parcel and pay", 16)
+    assert {h.name for h in hits[:2]} >= {"ship_parcel"}
+    weak = [h for h in hits if not h.strong and h.source != "bundle"]
+    pulled = {h.name for h in hits if h.source == "bundle"}
+    assert all(h.name.split("_")[0] != p.split("_")[0] for h in weak for p in pulled)
+
+
+def test_ties_break_by_priority_then_tags_then_catalog_order() -> None:
+    same = "Look up a record."
+    specs = [
+        tool("lookup_red", same),
+        tool("lookup_tan", same, priority=2),
+        tool("lookup_sky", same, tags=("customer",)),
+        tool("lookup_ivy", same),
+        *filler(20),
+    ]
+    index = ToolIndex(specs)
+    hits = index.search("look up the customer record", 4)
+    assert [h.name for h in hits] == ["lookup_tan", "lookup_sky", "lookup_red", "lookup_ivy"]
+    assert [h.name for h in index.search("look up the record", 4)][:2] == [
+        "lookup_tan",
+        "lookup_red",
+    ]
