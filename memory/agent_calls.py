@@ -12,14 +12,22 @@ import asyncio
 import inspect
 import json
 import logging
-from collections.abc import Mapping
+import time
+from collections.abc import Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import islice
 from typing import TYPE_CHECKING, Any
+
+import regex
+from jsonschema.exceptions import ValidationError
+from jsonschema.validators import extend, validator_for
+from jsonschema_specifications import REGISTRY as SPECIFICATIONS
 
 from tooltray.events import payloads as p
 from tooltray.events import signals as sig
-from tooltray.tools.errors import ToolNotAllowedError, TooltrayError, UnknownToolError
+from tooltray.tools.errors import ToolNotAllowedError, TooltrayError, UnknownToolError, shown
 from tooltray.tools.render import canonical_json, render_line
 from tooltray.tools.spec import ToolSpec
 
@@ -28,6 +36,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("tooltray")
 MAX_ERRORS = 5
+MAX_SCANNED = 50
+MAX_PROBLEM_CHARS = 300
+PATTERN_SECONDS = 0.5
+_DEADLINE: ContextVar[float] = ContextVar("tooltray_pattern_deadline", default=0.0)
 
 OK, META, ERROR, UNKNOWN, REFUSED, INVALID = "ok", "meta", "error", "unknown", "refused", "invalid"
 
@@ -64,28 +76,117 @@ def decode_arguments(raw: Any) -> tuple[Any, str | None]:
             raw = json.loads(raw)
         except json.JSONDecodeError as exc:
             return raw, f"the arguments are not valid JSON ({exc.msg} at char {exc.pos})"
+        except RecursionError:
+            return raw, "the arguments are nested too deeply to read; send a flatter object"
     if not isinstance(raw, Mapping):
         return raw, f"the arguments must be a JSON object, got {type(raw).__name__}"
     return dict(raw), None
 
 
+class _PatternTimeout(Exception):
+    """A ``pattern`` check ran past the call's time budget (a catastrophic regex)."""
+
+
+def _search(pattern: Any, text: str) -> bool | None:
+    """Whether ``pattern`` matches: ``None`` when the schema's pattern is unusable.
+
+    Python's ``re`` (what jsonschema uses) can backtrack for hours on a pattern like
+    ``(a|aa)+$``; the ``regex`` package speaks the same syntax (lookarounds and backreferences
+    included, which RE2 lacks) and stops at a timeout, here what is left of the call's budget.
+    """
+    left = _DEADLINE.get() - time.monotonic()
+    if left <= 0:
+        raise _PatternTimeout(pattern)
+    try:
+        return regex.search(pattern, text, timeout=left) is not None
+    except TimeoutError:
+        raise _PatternTimeout(pattern) from None
+    except (regex.error, TypeError, ValueError):
+        log.warning("tooltray skips the unusable schema pattern %s", shown(pattern))
+        return None
+
+
+def _slow(pattern: Any) -> ValidationError:
+    return ValidationError(
+        f"could not be checked against the tool's pattern {shown(pattern)} within "
+        f"{PATTERN_SECONDS} s (it backtracks badly); send a shorter or simpler value"
+    )
+
+
+def _pattern(validator: Any, pattern: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
+    if not validator.is_type(instance, "string"):
+        return
+    try:
+        found = _search(pattern, instance)
+    except _PatternTimeout:
+        yield _slow(pattern)
+        return
+    if found is False:
+        yield ValidationError(f"{shown(instance)} does not match {shown(pattern)}")
+
+
+def _pattern_properties(
+    validator: Any, patterns: Any, instance: Any, schema: Any
+) -> Iterator[ValidationError]:
+    if not validator.is_type(instance, "object") or not isinstance(patterns, Mapping):
+        return
+    for pattern, subschema in patterns.items():
+        for key, value in instance.items():
+            try:
+                found = _search(pattern, key)
+            except _PatternTimeout:
+                yield _slow(pattern)
+                return
+            if found:
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+@lru_cache(maxsize=16)
+def _bounded(base: Any) -> Any:
+    """``base`` with ``pattern`` and ``patternProperties`` checked by the time-bounded engine."""
+    return extend(base, {"pattern": _pattern, "patternProperties": _pattern_properties})
+
+
 @lru_cache(maxsize=512)
 def _validator(schema_json: str) -> Any:
-    from jsonschema.validators import validator_for
+    """A validator for one schema that never fetches a ``$ref`` from the network.
 
+    jsonschema's default registry downloads remote references; this one has no retriever, so a
+    tool schema cannot make argument checking send requests to wherever it points.
+    """
     schema = json.loads(schema_json)
-    return validator_for(schema)(schema)
+    return _bounded(validator_for(schema))(schema, registry=SPECIFICATIONS)
+
+
+def _sort_key(error: ValidationError) -> list[tuple[str, Any]]:
+    return [(type(part).__name__, part) for part in error.absolute_path]
+
+
+def _describe(error: ValidationError) -> str:
+    where = "/".join(str(part) for part in error.absolute_path)
+    text = f"{where}: {error.message}" if where else str(error.message)
+    return text if len(text) <= MAX_PROBLEM_CHARS else text[: MAX_PROBLEM_CHARS - 1] + "…"
 
 
 def schema_problems(spec: ToolSpec, arguments: Mapping[str, Any]) -> list[str]:
-    """Up to five readable JSON-Schema violations of ``arguments`` (empty when valid)."""
-    validator = _validator(canonical_json(spec.parameters))
-    errors = sorted(validator.iter_errors(dict(arguments)), key=lambda e: list(e.absolute_path))
-    out = []
-    for error in errors[:MAX_ERRORS]:
-        where = "/".join(str(part) for part in error.absolute_path)
-        out.append(f"{where}: {error.message}" if where else str(error.message))
-    return out
+    """Up to five readable JSON-Schema violations of ``arguments`` (empty when valid).
+
+    Every ``pattern`` check of one call shares a budget of :data:`PATTERN_SECONDS`, so a hostile
+    pattern costs the turn at most that. A schema that cannot be used at all (a broken keyword,
+    an unresolvable ``$ref``) is the tool author's problem, not the model's: the arguments go
+    through unchecked and a warning is logged.
+    """
+    token = _DEADLINE.set(time.monotonic() + PATTERN_SECONDS)
+    try:
+        validator = _validator(canonical_json(spec.parameters))
+        found = list(islice(validator.iter_errors(dict(arguments)), MAX_SCANNED))
+        errors = sorted(found, key=_sort_key)
+    except Exception as exc:  # a broken third-party schema must not break the call
+        log.warning("tooltray could not check arguments for %s: %s", spec.name, shown(exc, 200))
+        return []
+    finally:
+        _DEADLINE.reset(token)
+    return [_describe(error) for error in errors[:MAX_ERRORS]]
 
 
 def as_text(value: Any) -> str:
@@ -121,7 +222,9 @@ class CallRunner:
             spec = self.registry.resolve(name)
         except ToolNotAllowedError as exc:
             self.refuse(session_id, turn, name, str(exc))
-            text = f"Error: tool {name!r} is not allowed for this agent, so it was refused. {exc}"
+            text = (
+                f"Error: tool {shown(name)} is not allowed for this agent, so it was refused. {exc}"
+            )
             return ToolCall(step, name, arguments, None, REFUSED, text, len(text))
         except UnknownToolError as exc:
             return ToolCall(step, name, arguments, None, UNKNOWN, *self._unknown(name, exc))
@@ -149,7 +252,7 @@ class CallRunner:
             if self.native
             else "Use one of the listed tools."
         )
-        text = f"Error: there is no tool named {name!r}.{hint} {how}"
+        text = f"Error: there is no tool named {shown(name)}.{hint} {how}"
         return text, len(text)
 
     def _execute(

@@ -1,7 +1,10 @@
 """``tooltray db upgrade|current``, ``tooltray sql QUERY`` and ``tooltray history SESSION``.
 
-Each takes ``--db URL`` (else ``TOOLTRAY_DB``, else ``./tooltray.db``); ``sql`` runs on a
-read-only connection (``--sql-url`` / ``TOOLTRAY_SQL_URL`` may name a read-only role instead).
+Each takes ``--db URL`` (else ``TOOLTRAY_DB``, else ``./tooltray.db``). ``sql`` runs on a
+read-only connection whose session user holds no power outside the database: on PostgreSQL a
+superuser or role-creating ``--db`` only prepares tooltray's own reader role, and the statement
+runs on a separate connection as that role (see :mod:`tooltray.memory.store.sql`);
+``--sql-url`` / ``TOOLTRAY_SQL_URL`` may name a SELECT-only role instead.
 """
 
 from __future__ import annotations
@@ -110,7 +113,10 @@ def db_current(db: str | None, fmt: str) -> None:
     "--sql-url",
     default=None,
     metavar="URL",
-    help="Connect as this (read-only) role instead; else TOOLTRAY_SQL_URL, else --db.",
+    help=(
+        "Connect as this SELECT-only role; else TOOLTRAY_SQL_URL, else --db (a superuser "
+        "--db runs the statement as tooltray's locked reader role)."
+    ),
 )
 @click.option("--limit", default=DEFAULT_LIMIT, show_default=True, help="Most rows to print.")
 @FORMAT_OPTION

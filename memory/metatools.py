@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from tooltray.tools.errors import MetaToolArgumentError
+from tooltray.tools.errors import MetaToolArgumentError, shown
 from tooltray.tools.spec import ToolSpec
 
 LOAD_TOOLS = "load_tools"
@@ -106,6 +106,11 @@ def _as_dict(arguments: Any, tool: str) -> dict[str, Any]:
             arguments = json.loads(arguments)
         except json.JSONDecodeError:
             return {"tools": arguments}
+        except RecursionError:
+            raise MetaToolArgumentError(
+                f"{tool}: the arguments are nested too deeply to read; send a flat object like "
+                '{"tools": ["name"]}.'
+            ) from None
     if not isinstance(arguments, dict):
         raise MetaToolArgumentError(
             f"{tool} takes a JSON object of arguments, got {type(arguments).__name__}: "
@@ -128,7 +133,7 @@ def _as_names(value: Any, tool: str) -> tuple[str, ...]:
     for item in value:
         if not isinstance(item, str):
             raise MetaToolArgumentError(
-                f"{tool}: every entry of `tools` must be a string name, got {item!r:.60}."
+                f"{tool}: every entry of `tools` must be a string name, got {shown(item, 60)}."
             )
         item = item.strip()
         if len(item) > MAX_ITEM_CHARS:
@@ -177,9 +182,14 @@ def parse_read_result(arguments: Any) -> tuple[str, int]:
             "read_result needs the `handle` shown in the shortened result: "
             'read_result({"handle": "r-...", "offset": 0}).'
         )
+    if len(handle.strip()) > MAX_ITEM_CHARS:
+        raise MetaToolArgumentError(
+            f"read_result: a handle of {len(handle.strip())} characters cannot be one; copy the "
+            'short `handle` shown in the shortened result, e.g. read_result({"handle": "r-..."}).'
+        )
     offset = args.get("offset", 0)
     try:
         offset = int(offset)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise MetaToolArgumentError("read_result: `offset` must be a whole number.") from None
     return handle.strip(), max(0, offset)

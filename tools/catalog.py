@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from tooltray.tools.build import make_spec
-from tooltray.tools.errors import DuplicateToolError, ToolSpecError
+from tooltray.tools.errors import DuplicateToolError, ToolSpecError, shown
 from tooltray.tools.names import match_key, sanitize_name
 from tooltray.tools.spec import Bundle, ToolSpec, check_name
 
@@ -71,13 +71,13 @@ class _Reader:
         self.empty: list[int] = []
 
     def where(self, line: int, name: Any = None) -> str:
-        tool = f" (tool {name!r})" if isinstance(name, str) else ""
+        tool = f" (tool {shown(name)})" if isinstance(name, str) else ""
         return f"{self.path} line {line}{tool}"
 
     def rename(self, raw: Any, line: int, what: str, names: dict[str, str]) -> str:
         if not isinstance(raw, str):
             key = "name" if what == "tool" else "group"
-            raise ToolSpecError(f"{self.where(line)}: {key!r} must be a string, got {raw!r}.")
+            raise ToolSpecError(f"{self.where(line)}: {key!r} must be a string, got {shown(raw)}.")
         if not self.sanitize:
             try:
                 checked: str = check_name(raw, what)
@@ -89,8 +89,8 @@ class _Reader:
         new: str = sanitize_name(raw)
         if names.setdefault(new, raw) != raw:
             raise DuplicateToolError(
-                f"{self.where(line, raw)}: {what} {raw!r} and {names[new]!r} both sanitise to "
-                f"{new!r}; rename one of them in the file."
+                f"{self.where(line, raw)}: {what} {shown(raw)} and {shown(names[new])} both "
+                f"sanitise to {new!r}; rename one of them in the file."
             )
         if new == raw:
             del names[new]
@@ -172,7 +172,9 @@ class _Reader:
         for raw, text in data.items():
             group = back.get(raw, raw)
             if group not in self.members:
-                raise ToolSpecError(f"{path}: group {raw!r} is used by no tool in {self.path}.")
+                raise ToolSpecError(
+                    f"{path}: group {shown(raw)} is used by no tool in {self.path}."
+                )
             self.describe(group, text, str(path))
 
     def finish(self) -> Catalog:

@@ -6,6 +6,34 @@ around a loader call and degrade to "all tools". Each message says what happened
 
 from __future__ import annotations
 
+import reprlib
+from collections.abc import Iterable
+
+SHOWN_CHARS = 80
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxstring, _REPR.maxother = 3, SHOWN_CHARS, SHOWN_CHARS
+
+
+def shown(value: object, limit: int = SHOWN_CHARS) -> str:
+    """``repr(value)`` cut to about ``limit`` characters, saying how long a cut string was.
+
+    Messages quote what the caller sent so they can find it, but a name or key can be any size
+    (or nested any depth): a 100,000-character name must not come back whole to the model or
+    the logs.
+    """
+    text = repr(value[: limit + 1]) if isinstance(value, str) else _REPR.repr(value)
+    if len(text) <= limit and not (isinstance(value, str) and len(value) > limit):
+        return text
+    size = f" ({len(value)} characters)" if isinstance(value, str) else ""
+    return f"{text[: max(limit - 1, 1)]}…{size}"
+
+
+def shown_keys(keys: Iterable[object], most: int = 5) -> str:
+    """Up to ``most`` keys, each :func:`shown`, in a stable order, with a count of the rest."""
+    items = sorted({shown(k, 40) for k in keys})
+    rest = f" and {len(items) - most} more" if len(items) > most else ""
+    return f"[{', '.join(items[:most])}]{rest}"
+
 
 class TooltrayError(Exception):
     """Root of every tooltray error; its message names the problem and the fix."""
@@ -26,7 +54,7 @@ class UnknownToolError(TooltrayError, KeyError):
         self.name = name
         self.candidates = list(candidates or [])
         hint = f" Did you mean: {', '.join(self.candidates)}?" if self.candidates else ""
-        super().__init__(f"Unknown tool {name!r}.{hint} Register it or check the spelling.")
+        super().__init__(f"Unknown tool {shown(name)}.{hint} Register it or check the spelling.")
 
     def __str__(self) -> str:
         return str(self.args[0])

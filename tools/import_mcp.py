@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from tooltray.tools.errors import ToolSpecError
+from tooltray.tools.errors import ToolSpecError, shown
 from tooltray.tools.import_openai import spec_from_fields
 from tooltray.tools.spec import ToolSpec, check_name
 
@@ -50,7 +50,9 @@ def from_mcp(
         ToolSpecError: missing name or inputSchema, bad schema, bad server name.
     """
     data = dict(_as_dict(tool))
-    label = f"MCP tool {data.get('name')!r}" + (f" from server {server!r}" if server else "")
+    label = f"MCP tool {shown(data.get('name'))}" + (
+        f" from server {shown(server)}" if server else ""
+    )
     if "inputSchema" not in data and "input_schema" not in data:
         raise ToolSpecError(f"{label}: missing 'inputSchema' (MCP requires one; use {{}}).")
     fields = {k: v for k, v in data.items() if k not in _MCP_EXTRA}

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tooltray.tools.build import make_spec
-from tooltray.tools.errors import ToolSpecError
+from tooltray.tools.errors import ToolSpecError, shown, shown_keys
 from tooltray.tools.spec import ToolSpec
 
 _FUNCTION_KEYS = frozenset({"name", "description", "parameters", "strict"})
@@ -27,13 +27,15 @@ def _function_part(tool: Mapping[str, Any]) -> Mapping[str, Any]:
     kind = tool.get("type", "function")
     if kind != "function":
         raise ToolSpecError(
-            f"OpenAI tool of type {kind!r} cannot be imported: only 'function' tools have a "
+            f"OpenAI tool of type {shown(kind)} cannot be imported: only 'function' tools have a "
             "name and a parameter schema; built-in tools (web_search, ...) are passed directly."
         )
     if "function" in tool:
-        extra = sorted(set(tool) - {"type", "function"})
+        extra = set(tool) - {"type", "function"}
         if extra:
-            raise ToolSpecError(f"OpenAI chat tool has unexpected keys {extra} beside 'function'.")
+            raise ToolSpecError(
+                f"OpenAI chat tool has unexpected keys {shown_keys(extra)} beside 'function'."
+            )
         inner = tool["function"]
         if not isinstance(inner, Mapping):
             raise ToolSpecError("OpenAI chat tool: 'function' must be an object.")
@@ -46,10 +48,12 @@ def spec_from_fields(
 ) -> ToolSpec:
     """Build a spec from ``name``/``description``/``parameters`` with a precise error prefix."""
     name = fields.get("name")
-    label = f"{what} {name!r}" if isinstance(name, str) else what
-    unknown = sorted(set(fields) - allowed)
+    label = f"{what} {shown(name)}" if isinstance(name, str) else what
+    unknown = set(fields) - allowed
     if unknown:
-        raise ToolSpecError(f"{label}: unknown keys {unknown}; expected {sorted(allowed)}.")
+        raise ToolSpecError(
+            f"{label}: unknown keys {shown_keys(unknown)}; expected {sorted(allowed)}."
+        )
     if not isinstance(name, str):
         raise ToolSpecError(f"{label}: missing 'name' (a string of 1-64 [a-zA-Z0-9_.-]).")
     description = fields.get("description") or ""

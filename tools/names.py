@@ -33,11 +33,25 @@ def strip_prefix(name: str) -> str:
 
 
 def match_key(name: str) -> str:
-    """The key two names must not share: the name with every MCP/server prefix stripped."""
-    previous, current = None, name
-    while current != previous:
-        previous, current = current, strip_prefix(current)
-    return current
+    """The key two names must not share: the name with every MCP/server prefix stripped.
+
+    Equal to applying :func:`strip_prefix` until nothing changes, in one pass over the parts:
+    re-splitting after each strip made a name of many ``a__`` parts (a model can send one)
+    quadratic.
+    """
+    parts = name.split("__")
+    count, i = len(parts), 0
+
+    def rest_from(j: int) -> bool:  # "__".join(parts[j:]) is non-empty
+        return count - j >= 2 or (count - j == 1 and parts[j] != "")
+
+    while True:
+        if count - i >= 3 and parts[i] == "mcp" and parts[i + 1] and rest_from(i + 2):
+            i += 2
+        elif count - i >= 2 and parts[i] and rest_from(i + 1):
+            i += 1
+        else:
+            return "__".join(parts[i:])
 
 
 def did_you_mean(name: str, pool: Iterable[str], limit: int = MAX_CANDIDATES) -> list[str]:

@@ -16,10 +16,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from tooltray.tools.errors import (
+    SHOWN_CHARS,
     DuplicateToolError,
     ToolNotAllowedError,
     TooltrayError,
     UnknownToolError,
+    shown,
 )
 from tooltray.tools.layer import Entry, Executor, ToolLayer, clash_message
 from tooltray.tools.names import did_you_mean, match_key
@@ -147,8 +149,8 @@ class ToolRegistry:
         with self._lock:
             if self.instance.find(name) is None and self.catalog.find(name) is not None:
                 raise TooltrayError(
-                    f"Tool {name!r} belongs to the shared catalog layer and cannot be "
-                    f"unregistered here; hide it from this registry with deny={{{name!r}}}."
+                    f"Tool {shown(name)} belongs to the shared catalog layer and cannot be "
+                    f"unregistered here; hide it from this registry with deny={{{shown(name)}}}."
                 )
             return self.instance.remove(name)
 
@@ -226,7 +228,8 @@ class ToolRegistry:
             pool = [spec.name for spec in view.allowed]
             raise UnknownToolError(str(name), did_you_mean(str(name), pool))
         if entry.spec.name not in view.allowed_names:
-            raise ToolNotAllowedError(self._policy.refusal(entry.spec, name))
+            asked = name if len(name) <= SHOWN_CHARS else f"{name[: SHOWN_CHARS - 1]}…"
+            raise ToolNotAllowedError(self._policy.refusal(entry.spec, asked))
         return entry
 
     def resolve(self, name: str) -> ToolSpec:

@@ -8,15 +8,19 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 import warnings
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from tooltray.tools.errors import ToolSpecError
+from tooltray.tools.errors import ToolSpecError, shown
 
 NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_.-]{1,64}$")
+MAX_SCHEMA_DEPTH = 64
+MAX_SCHEMA_VALUES = 100_000
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 JSON_TYPES = {"object", "array", "string", "number", "integer", "boolean", "null"}
 EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 
@@ -24,17 +28,101 @@ EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 def check_name(name: str, what: str = "tool") -> str:
     """Return ``name`` if providers accept it (1-64 of ``[a-zA-Z0-9_.-]``), else raise."""
     if not isinstance(name, str) or not NAME_PATTERN.match(name):
-        shown = repr(name)[:80]
         raise ToolSpecError(
-            f"Invalid {what} name {shown}: use 1-64 characters from [a-zA-Z0-9_.-] "
+            f"Invalid {what} name {shown(name)}: use 1-64 characters from [a-zA-Z0-9_.-] "
             "(the rule OpenAI and Anthropic enforce); rename the tool."
         )
     return name
 
 
-def _check_schema_node(node: Any, path: str, depth: int = 0) -> None:
-    if depth > 32:
-        raise ToolSpecError(f"Schema nested deeper than 32 levels at {path}: flatten it.")
+def check_text(text: str, what: str) -> str:
+    """Return ``text`` if it can be sent as UTF-8; a lone surrogate (bad decoding) raises.
+
+    Python strings may hold UTF-16 surrogates (``"\\ud800"`` from JSON escapes or
+    ``surrogateescape`` decoding); hashing, token counting and every provider's HTTP body need
+    UTF-8, so such text is refused where it enters, with its position, not deep inside a turn.
+    """
+    bad = _SURROGATE.search(text)
+    if bad is not None:
+        raise ToolSpecError(
+            f"{what} contains the lone surrogate U+{ord(bad.group()):04X} at character "
+            f"{bad.start()}, which cannot be encoded as UTF-8: fix the text's encoding "
+            "(decode the source as UTF-8, or replace the character)."
+        )
+    return text
+
+
+Trail = tuple[str, ...]
+
+
+def _key(key: str) -> str:
+    return repr(key[:40])[1:-1] + ("…" if len(key) > 40 else "")
+
+
+def _where(path: Trail) -> str:
+    """A schema location for messages, shortened in the middle when a path is very long."""
+    text = "".join(path)
+    return text if len(text) <= 160 else f"{text[:70]}…{text[-80:]}"
+
+
+def _children(node: Any, path: Trail) -> list[tuple[Any, Trail]]:
+    if isinstance(node, dict):
+        for key in node:
+            if not isinstance(key, str):
+                raise ToolSpecError(
+                    f"Schema at {_where(path)} has the non-string key {shown(key)}."
+                )
+            check_text(key, f"Schema key at {_where(path)}")
+        return [(sub, (*path, f".{_key(key)}")) for key, sub in node.items()]
+    return [(sub, (*path, f"[{i}]")) for i, sub in enumerate(node)]
+
+
+def _check_leaf(node: Any, path: Trail) -> None:
+    if isinstance(node, str):
+        check_text(node, f"Schema value at {_where(path)}")
+    elif isinstance(node, float) and not math.isfinite(node):
+        raise ToolSpecError(
+            f"Schema at {_where(path)} holds {node}, which JSON cannot express: use a finite "
+            "number or drop the keyword."
+        )
+    elif node is not None and not isinstance(node, (bool, int, float)):
+        raise ToolSpecError(
+            f"Schema at {_where(path)} holds a {type(node).__name__}, which is not JSON: use "
+            "objects, arrays, strings, numbers, booleans and null only."
+        )
+
+
+def check_json(value: Any, root: str = "parameters") -> None:
+    """Refuse values that are not plain JSON or nest deeper than :data:`MAX_SCHEMA_DEPTH`.
+
+    The walk is iterative and runs before anything recursive (copying, hashing, rendering,
+    argument checking), so a hostile schema gets a :class:`ToolSpecError` naming the depth limit
+    and the path instead of a ``RecursionError`` somewhere later. Every keyword is followed
+    (``items``, ``anyOf``, ``$defs``, unknown ones), not only ``properties``; the value count is
+    bounded too (:data:`MAX_SCHEMA_VALUES`), so shared sub-objects cannot multiply the work.
+    """
+    stack: list[tuple[Any, Trail, int]] = [(value, (root,), 0)]
+    seen = 0
+    while stack:
+        node, path, depth = stack.pop()
+        seen += 1
+        if seen > MAX_SCHEMA_VALUES:
+            raise ToolSpecError(
+                f"Schema holds more than {MAX_SCHEMA_VALUES:,} values: split the tool or move "
+                "large enums into the description."
+            )
+        if not isinstance(node, (dict, list, tuple)):
+            _check_leaf(node, path)
+            continue
+        if depth >= MAX_SCHEMA_DEPTH:
+            raise ToolSpecError(
+                f"Schema nested deeper than {MAX_SCHEMA_DEPTH} levels (objects and arrays) at "
+                f"{_where(path)}: flatten it, e.g. move repeated parts into $defs."
+            )
+        stack.extend((sub, where, depth + 1) for sub, where in _children(node, path))
+
+
+def _check_schema_node(node: Any, path: str) -> None:
     if not isinstance(node, dict):
         if isinstance(node, bool):
             return
@@ -42,16 +130,16 @@ def _check_schema_node(node: Any, path: str, depth: int = 0) -> None:
     kind = node.get("type")
     kinds = kind if isinstance(kind, list) else [kind] if kind is not None else []
     for k in kinds:
-        if k not in JSON_TYPES:
+        if not isinstance(k, str) or k not in JSON_TYPES:
             raise ToolSpecError(
-                f"Schema at {path} has unknown type {k!r}: use one of {sorted(JSON_TYPES)}."
+                f"Schema at {path} has unknown type {shown(k)}: use one of {sorted(JSON_TYPES)}."
             )
     props = node.get("properties")
     if props is not None:
         if not isinstance(props, dict):
             raise ToolSpecError(f"Schema at {path}.properties must be an object of schemas.")
         for key, sub in props.items():
-            _check_schema_node(sub, f"{path}.properties.{key}", depth + 1)
+            _check_schema_node(sub, _where((path, ".properties.", _key(key))))
     if "items" in node and not isinstance(node["items"], (dict, bool, list)):
         raise ToolSpecError(f"Schema at {path}.items must be a schema.")
     required = node.get("required")
@@ -70,18 +158,19 @@ def check_parameters(schema: Any, tool: str = "?") -> dict[str, Any]:
         return dict(EMPTY_SCHEMA, properties={})
     if not isinstance(schema, dict):
         raise ToolSpecError(
-            f"Tool {tool!r}: parameters must be a JSON Schema object (a dict), "
+            f"Tool {shown(tool)}: parameters must be a JSON Schema object (a dict), "
             f"got {type(schema).__name__}; pass {{'type': 'object', 'properties': {{...}}}}."
         )
-    if schema.get("type", "object") != "object":
-        raise ToolSpecError(
-            f"Tool {tool!r}: parameters must have type 'object', got {schema.get('type')!r}; "
-            "wrap the arguments in an object schema."
-        )
     try:
+        check_json(schema)
+        if schema.get("type", "object") != "object":
+            raise ToolSpecError(
+                f"parameters must have type 'object', got {shown(schema.get('type'))}; "
+                "wrap the arguments in an object schema."
+            )
         _check_schema_node(schema, "parameters")
     except ToolSpecError as exc:
-        raise ToolSpecError(f"Tool {tool!r}: {exc}") from None
+        raise ToolSpecError(f"Tool {shown(tool)}: {exc}") from None
     out = json.loads(json.dumps(schema))
     out.setdefault("type", "object")
     out.setdefault("properties", {})
@@ -117,6 +206,11 @@ class ToolSpec(BaseModel):
     @classmethod
     def _name(cls, v: str) -> str:
         return check_name(v)
+
+    @field_validator("description")
+    @classmethod
+    def _description(cls, v: str) -> str:
+        return check_text(v, "The description")
 
     @field_validator("bundle")
     @classmethod
