@@ -167,8 +167,8 @@ def placeholder_select(catalog: Sequence[Tool], conversations: Sequence[Conversa
 
 def tooltray_select(catalog: Sequence[Tool], max_tools: int = 16) -> Selector:
     """tooltray's selection: the hybrid index's picks (bar + bundle-mates) for the query."""
-    from tooltray.memory.embedding import default_embedder
-    from tooltray.memory.hybrid import ToolIndex
+    from tooltray.memory.embedders import default_embedder
+    from tooltray.memory.retrieval import ToolIndex
     from tooltray.tools.spec import ToolSpec
 
     specs = [
