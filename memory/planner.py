@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from tooltray.memory.config import Settings
 from tooltray.memory.prompt import bundle_menu, render_native
-from tooltray.memory.retriever import Progress, Retriever, build_retriever
+from tooltray.memory.retriever import Progress, Retriever, build_retriever, lexical_retriever
 from tooltray.memory.selection import Candidate, Caps, admit, order_candidates
 from tooltray.memory.session import SessionState
 from tooltray.memory.skills import SkillLibrary, load_skills
@@ -44,6 +44,7 @@ class _Catalog:
     menu: str
     retriever: Retriever | None = None
     skills: SkillLibrary | None = None
+    lexical: Retriever | None = None
 
 
 class Planner:
@@ -113,8 +114,25 @@ class Planner:
         return sum(self.catalog().tokens.values()) <= budget
 
     def search(self, query: str) -> list[Candidate]:
-        """Tools for a ``load_tools`` query: the strongest matches and their bundle-mates."""
+        """Tools for a ``load_tools`` query: the strongest matches and their bundle-mates.
+
+        Raises:
+            EmbedderError: the embedder is down (:meth:`search_lexically` still answers).
+        """
         return self.retriever().search(query)
+
+    def search_lexically(self, query: str) -> list[Candidate]:
+        """:meth:`search` by the lexical half alone, which needs no embedder.
+
+        A ``load_tools`` query must get an answer while the embedder is down, even when the
+        retrieval index could not be built at all (its catalog embedding failed).
+        """
+        cat = self.catalog()
+        if cat.retriever is not None:
+            return cat.retriever.lexical(query)
+        if cat.lexical is None:
+            cat.lexical = lexical_retriever(self.registry.allowed(), self.settings)
+        return cat.lexical.lexical(query)
 
     def plan(self, state: SessionState, users: Sequence[str], *, initial: bool) -> Plan:
         """Initial selection (start/resume) or growth (later turns, append-only)."""

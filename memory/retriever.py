@@ -4,6 +4,11 @@ It builds the embedder the settings name (cached document embeddings in the stor
 index over the allowed tools, and answers the three questions the planner asks: what to load at a
 session boundary (``picks``), what a later turn may append (``strong``), and what a ``load_tools``
 query means (``search``).
+
+All three raise :class:`EmbedderError` while the embedder is down instead of quietly answering
+from the lexical half, because the trinket must know (it exposes every tool, logs and records the
+outage); ``lexical`` is the answer a ``load_tools`` query gets meanwhile. Every later query tries
+the embedder again, so the dense half comes back on its own when the embedder does.
 """
 
 from __future__ import annotations
@@ -16,7 +21,9 @@ import numpy as np
 from tooltray.memory.config import Settings
 from tooltray.memory.embedding import CachedEmbedder, OpenAIEmbedder, default_embedder
 from tooltray.memory.hybrid import ToolIndex, build_query
+from tooltray.memory.retrieval import Query, doc_text
 from tooltray.memory.selection import Candidate
+from tooltray.tools.errors import EmbedderError
 from tooltray.tools.spec import ToolSpec
 
 if TYPE_CHECKING:
@@ -40,6 +47,8 @@ class Retriever(Protocol):
 
     def search(self, query: str) -> list[Candidate]: ...
 
+    def lexical(self, query: str) -> list[Candidate]: ...
+
     def recall_skills(self, library: SkillLibrary, goal: str) -> list[Skill]: ...
 
 
@@ -49,38 +58,77 @@ def _source(hit: Any) -> str:
 
 
 class IndexRetriever:
-    """A :class:`Retriever` over ``tooltray.memory.retrieval.ToolIndex``."""
+    """A :class:`Retriever` over ``tooltray.memory.retrieval.ToolIndex``.
+
+    The index stops using its document vectors after an embedder failure; this keeps them
+    (``_docs``) and puts them back before the next query, which is what lets a session recover.
+    """
 
     def __init__(self, index: Any, embedder: Any, settings: Settings) -> None:
         self.index = index
         self.embedder = embedder
         self.settings = settings
+        self._docs: Any = getattr(index, "doc_vectors", None)
 
-    def _query(self, users: Sequence[str]) -> str:
+    def _query(self, users: Sequence[str]) -> Query:
         return build_query(list(users), mode=self.settings.query_mode)
+
+    def _revive(self) -> bool:
+        """Give the index its document vectors back; False for a lexical-only index."""
+        if self._docs is None and self.index.degraded is not None:
+            texts = [doc_text(s) for s in self.index.specs]
+            self._docs = np.asarray(self.embedder.embed(texts, "document"), np.float32)
+        if self.index.doc_vectors is None:
+            self.index.doc_vectors = self._docs
+        return self.index.doc_vectors is not None
+
+    def _vector(self, query: Query | str) -> Any:
+        """The query's vectors (``None``: lexical-only index); raises if the embedder is down."""
+        if not self._revive():
+            return None
+        try:
+            vector = self.index.embed_query(query)
+        except EmbedderError:
+            self.index.doc_vectors = None
+            raise
+        if vector is None:
+            raise EmbedderError(self.index.degraded or "the embedder failed")
+        self.index.degraded = None
+        return vector
+
+    def _hits(self, query: Query | str, k: int) -> list[Any]:
+        return list(self.index.picks(query, max_tools=k, query_vector=self._vector(query)))
 
     def picks(self, users: Sequence[str]) -> list[Candidate]:
         """Tools that clear the calibrated bar for the conversation, with bundle-mates."""
-        hits = self.index.picks(self._query(users), max_tools=self.settings.max_tools)
-        return [Candidate(h.name, _source(h), float(h.score)) for h in hits]
+        return _candidates(self._hits(self._query(users), self.settings.max_tools))
 
     def strong(self, users: Sequence[str]) -> list[Candidate]:
         """The current message's strongest matches only: later turns append rarely."""
-        hits = self.index.picks(self._query(users[-1:]), max_tools=self.settings.max_tools)
-        strong = [h for h in hits if h.agree and h.score >= GROWTH_BAR]
-        return [Candidate(h.name, _source(h), float(h.score)) for h in strong[:STRONG_K]]
+        hits = self._hits(self._query(users[-1:]), self.settings.max_tools)
+        return _candidates([h for h in hits if h.agree and h.score >= GROWTH_BAR][:STRONG_K])
 
     def search(self, query: str) -> list[Candidate]:
         """The best matches for a ``load_tools`` query."""
-        hits = self.index.picks(query, max_tools=SEARCH_K)
-        return [Candidate(h.name, _source(h), float(h.score)) for h in hits]
+        return _candidates(self._hits(query, SEARCH_K))
+
+    def lexical(self, query: str) -> list[Candidate]:
+        """``search`` by the lexical half alone: the answer while the embedder is down.
+
+        The index stays lexical until the next dense query tries the embedder again.
+        """
+        self.index.doc_vectors = None
+        return _candidates(self.index.picks(query, max_tools=SEARCH_K))
 
     def recall_skills(self, library: SkillLibrary, goal: str) -> list[Skill]:
         """Skills matching ``goal``, with a bar set by the goal's cosines over the tool docs."""
-        vectors = getattr(self.index, "doc_vectors", None)
-        if vectors is None:
+        if not self._revive():
             return []
-        return library.recall_skill(goal, np.asarray(vectors))
+        return library.recall_skill(goal, np.asarray(self.index.doc_vectors))
+
+
+def _candidates(hits: Sequence[Any]) -> list[Candidate]:
+    return [Candidate(h.name, _source(h), float(h.score)) for h in hits]
 
 
 def make_embedder(settings: Settings, store: Store | None) -> Any:
@@ -101,5 +149,10 @@ def build_retriever(
 ) -> Retriever:
     """Embed the catalog (cached) and build the hybrid index; raises EmbedderError when down."""
     embedder = make_embedder(settings, store)
-    index = ToolIndex(list(specs), embedder, progress=progress)
+    index = ToolIndex(list(specs), embedder, progress=progress, strict=True)
     return IndexRetriever(index, embedder, settings)
+
+
+def lexical_retriever(specs: Sequence[ToolSpec], settings: Settings) -> Retriever:
+    """A retriever without an embedder: ``load_tools`` answers with it while none can be built."""
+    return IndexRetriever(ToolIndex(list(specs)), None, settings)
