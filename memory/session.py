@@ -23,6 +23,12 @@ def empty_snapshot(session_id: str) -> SessionSnapshot:
     return SessionSnapshot(session_id, 0, "active", (), {}, now, now)
 
 
+def grown_turn(snapshot: SessionSnapshot) -> int:
+    """The last turn whose growth is stored (``-1``: none), so a restart does not redo it."""
+    grown = snapshot.meta.get("grown")
+    return grown if isinstance(grown, int) and not isinstance(grown, bool) else -1
+
+
 def _apply_loads(tools: list[LoadedTool], changes: Changes) -> list[LoadedTool]:
     by_name = {t.name: i for i, t in enumerate(tools)}
     for load in changes.loads:
@@ -40,7 +46,12 @@ def _apply_loads(tools: list[LoadedTool], changes: Changes) -> list[LoadedTool]:
 
 
 def apply_local(snapshot: SessionSnapshot, changes: Changes) -> SessionSnapshot:
-    """Apply ``changes`` to ``snapshot`` with the store's rules (append-only order, max turn)."""
+    """Apply ``changes`` to ``snapshot`` with the store's rules (append-only order, max turn).
+
+    Only the store knows whether a session already existed, so ``only_new`` is left to it.
+    """
+    if changes.skipped(snapshot.meta, existed=False):
+        return snapshot
     gone = {u.name for u in changes.unloads}
     tools = [t for t in snapshot.loaded if t.name not in gone]
     tools = _apply_loads(tools, changes)
@@ -75,7 +86,10 @@ class SessionState:
         deferred: tool-used changes applied here and stored with the next commit.
         prefix_hash: hash of the last prompt prefix handed out.
         grown_turn: the last turn whose user message was matched for growth (once per turn).
-        warned: reasons already logged loudly for this session (log once per session).
+        warned: reasons logged loudly in the current outage (cleared when it ends, so that a
+            later outage is logged again).
+        unread: the store could not be read when this state was made: it is not known yet
+            whether the session is stored (see ``ToolLoaderTrinket._unread``).
     """
 
     session_id: str
@@ -87,6 +101,7 @@ class SessionState:
     prefix_hash: str | None = None
     grown_turn: int = -1
     warned: set[str] = field(default_factory=set)
+    unread: bool = False
 
     @property
     def turn(self) -> int:

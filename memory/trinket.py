@@ -4,6 +4,12 @@ It listens to ``turn-completed``, ``tool-used`` and ``context-compacted``; answe
 the prompt for a turn; handles the meta-tools; and stores everything it learns in the same
 transaction as the state it changes. Selection runs at session start and explicit resume; later
 turns only append; idle tools leave only at boundaries (start, resume, compaction).
+
+Faults never end the turn. With the embedder down (or the stored session unreadable) a session
+exposes every tool; with the database down it keeps its last known set and queues its changes.
+Each outage is logged once and signalled (``loader-degraded``), the first kind also recorded.
+The loaded set is kept throughout, so recovery is the next turn going back to it (one prefix
+change, never mid-turn) and growing by appending as usual.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from tooltray.memory.metatools import (
 from tooltray.memory.planner import Planner
 from tooltray.memory.prompt import NATIVE_PATHS, PromptView, compose
 from tooltray.memory.results import ResultShelf
-from tooltray.memory.selection import expired_fallbacks, idle_tools
+from tooltray.memory.selection import Candidate, expired_fallbacks, idle_tools
 from tooltray.memory.session import (
     MODE_DEGRADED,
     MODE_DISABLED,
@@ -39,6 +45,7 @@ from tooltray.memory.session import (
     SessionState,
     apply_local,
     empty_snapshot,
+    grown_turn,
 )
 from tooltray.memory.store import Store
 from tooltray.memory.store.records import (
@@ -95,7 +102,9 @@ class ToolLoaderTrinket:
 
     Args:
         registry: every tool the agent has; its allow-list filters everything here.
-        store: the database; ``None`` opens ``settings.db`` (unless the loader is off).
+        store: the database; ``None`` opens ``settings.db`` (unless the loader is off). One
+            that cannot be used (corrupt, foreign, newer) is left alone and every session runs
+            degraded, with the reason in :attr:`store_error`.
         settings: tunables; defaults from the environment and ``tooltray.toml``.
         planner: decides picks; ``None`` builds one from the registry and the embedder.
     """
@@ -111,7 +120,8 @@ class ToolLoaderTrinket:
         self.settings = settings or Settings()
         self.registry = _apply_policy(registry, self.settings)
         self.enabled = self.settings.enabled and self.settings.memory_enabled
-        self.store = store if store is not None or not self.enabled else Store(self.settings.db)
+        self.store_error: StoreError | None = None
+        self.store = store if store is not None or not self.enabled else self._open_store()
         self.planner = planner or Planner(registry, self.settings, self.store)
         self.shelf = ResultShelf(self.store, self.settings.result_max_chars)
         self._sessions: dict[str, SessionState] = {}
@@ -119,6 +129,18 @@ class ToolLoaderTrinket:
         sig.turn_completed.connect(self._on_turn_completed)
         sig.tool_used.connect(self._on_tool_used)
         sig.context_compacted.connect(self._on_compacted)
+
+    def _open_store(self) -> Store | None:
+        """Open ``settings.db``; a database tooltray cannot use degrades instead of raising.
+
+        A corrupt, foreign or newer database must not stop the agent's turn: every session then
+        exposes all tools and logs why, and the refusal is kept in :attr:`store_error`.
+        """
+        try:
+            return Store(self.settings.db)
+        except StoreError as exc:
+            self.store_error = exc
+            return None
 
     def close(self) -> None:
         """Store what is deferred and stop listening to signals (the stored state stays)."""
@@ -203,7 +225,7 @@ class ToolLoaderTrinket:
                 self.registry,
                 state,
                 parse_load(arguments),
-                self.planner.search,
+                self._search(state),
                 self.settings.hard_max_tools,
             )
             return self._apply_outcome(state, out, "load_tools")
@@ -340,30 +362,42 @@ class ToolLoaderTrinket:
         state = self._sessions.get(session_id)
         if state is not None:
             return state
-        snapshot = self._read(session_id)
+        try:
+            snapshot = self._fetch(session_id)
+        except StoreError as exc:
+            return self._unread(session_id, exc)
         state = SessionState(session_id, snapshot or empty_snapshot(session_id))
+        state.grown_turn = grown_turn(state.snapshot)
         self._sessions[session_id] = state
         if not self.enabled:
             state.mode = MODE_DISABLED
+        elif self.store_error is not None:
+            self._degrade(state, "store", self.store_error)
         elif snapshot is None:
-            self._boundary(state)
+            self._boundary(state, fresh=True)
         return state
 
-    def _read(self, session_id: str) -> SessionSnapshot | None:
+    def _fetch(self, session_id: str) -> SessionSnapshot | None:
+        """The stored session; raises StoreError when the database cannot be asked."""
         if self.store is None or not self.enabled:
             return None
+        return self.store.snapshot(session_id)
+
+    def _read(self, session_id: str) -> SessionSnapshot | None:
         try:
-            return self.store.snapshot(session_id)
+            return self._fetch(session_id)
         except StoreError as exc:
             self._warn(SessionState(session_id, empty_snapshot(session_id)), "store", exc)
             return None
 
-    def _boundary(self, state: SessionState) -> None:
+    def _boundary(self, state: SessionState, fresh: bool = False) -> None:
+        """Start or resume ``state``; a ``fresh`` start is stored only if no process beat us."""
         resumed = bool(state.snapshot.loaded) or state.turn > 0
         changes = self._evict(state, state.turn) if resumed else Changes()
         changes.events.append(self._event(state, "resumed" if resumed else "started"))
         changes.meta = {"selected": False}
         changes.status = "active"
+        changes.only_new = fresh
         self._commit(state, changes)
         sig.emit(
             sig.session_started,
@@ -390,8 +424,23 @@ class ToolLoaderTrinket:
         self._record_turn(state, view)
         return view
 
+    def _may_recover(self, state: SessionState) -> bool:
+        """Whether a degraded session tries selection again now: at most once a turn, at its start.
+
+        Selection changes only between turns, so the tools never shrink under the model in the
+        middle of one. The loaded set was kept through the outage (plus what the model loaded or
+        called), so recovering costs one prefix change back to it and growth appends as usual.
+        A session whose stored state is still unread, or a trinket whose database could not be
+        opened (``store`` is ``None``), stays degraded.
+        """
+        if state.unread or self.store is None or state.grown_turn == state.turn:
+            state.grown_turn = state.turn
+            return False
+        state.mode = MODE_SELECTED
+        return True
+
     def _select(self, state: SessionState, users: list[str]) -> None:
-        if state.mode == MODE_DEGRADED:
+        if state.mode == MODE_DEGRADED and not self._may_recover(state):
             return
         first = not state.snapshot.meta.get("selected")
         if not first and self.settings.growth == "never":
@@ -400,12 +449,13 @@ class ToolLoaderTrinket:
             return
         state.grown_turn = state.turn
         plan = self.planner.plan(state, users, initial=first)
+        self._recovered(state, "selection")
         changes = Changes(loads=[Load(c.name, c.source, state.turn, c.score) for c in plan.loads])
+        changes.meta = {"grown": state.turn}  # a restart mid-turn must not grow the turn again
+        changes.unless = {"selected": True} if first else {"grown": state.turn}
         if first and users:
-            changes.meta = {"selected": True, "mode": plan.mode}
+            changes.meta = {"selected": True, "mode": plan.mode, "grown": state.turn}
             changes.events.append(self._event(state, "selected", None, plan.mode))
-        if changes.empty():
-            return
         self._commit(state, changes)
         if plan.loads:
             names = [c.name for c in plan.loads]
@@ -480,6 +530,8 @@ class ToolLoaderTrinket:
                 state.pending.append(changes)
         if self.store is None or not state.pending:
             return
+        if state.unread and not self._reread(state, self.store):
+            return
         try:
             while state.pending:
                 stored = self.store.apply(state.session_id, state.pending[0])
@@ -487,6 +539,45 @@ class ToolLoaderTrinket:
             state.snapshot = stored
         except StoreError as exc:
             self._warn(state, "store", exc)
+            return
+        self._recovered(state, "store")
+
+    def _unread(self, session_id: str, exc: StoreError) -> SessionState:
+        """A session the database cannot be asked about (say, after a restart): all tools for now.
+
+        Taking it for a new session would start and select a stored session a second time once
+        the database is back; instead its changes wait in ``pending`` and :meth:`_reread` lays
+        them over the stored state as soon as the database answers.
+        """
+        state = SessionState(session_id, empty_snapshot(session_id), MODE_DEGRADED, unread=True)
+        self._sessions[session_id] = state
+        self._warn(state, "store", exc)
+        return state
+
+    def _reread(self, state: SessionState, store: Store) -> bool:
+        """Read the session the outage hid; False while the database still cannot be asked."""
+        try:
+            stored = store.snapshot(state.session_id)
+        except StoreError as exc:
+            self._warn(state, "store", exc)
+            return False
+        state.unread = False
+        if stored is None:
+            self._start_late(state)
+            return True
+        for changes in state.pending:
+            stored = apply_local(stored, changes)
+        state.snapshot = stored
+        return True
+
+    def _start_late(self, state: SessionState) -> None:
+        """The unread session was new after all: start it, then store what was queued."""
+        queued, state.pending = state.pending, []
+        state.snapshot = empty_snapshot(state.session_id)
+        self._boundary(state, fresh=True)
+        for changes in queued:
+            state.snapshot = apply_local(state.snapshot, changes)
+        state.pending += queued
 
     def _defer(self, state: SessionState, changes: Changes) -> None:
         """Apply tool-used changes now and store them with the next commit (turn end at latest).
@@ -512,23 +603,50 @@ class ToolLoaderTrinket:
                 if sid in self._sessions:
                     self._commit(self._sessions[sid], Changes())
 
+    def _search(self, state: SessionState) -> loading.Search:
+        """The planner's search for ``load_tools``; lexical while the embedder is down."""
+
+        def search(query: str) -> list[Candidate]:
+            try:
+                return self.planner.search(query)
+            except TooltrayError as exc:
+                self._degrade(state, "selection", exc)
+                return self.planner.search_lexically(query)
+
+        return search
+
     def _degrade(self, state: SessionState, reason: str, exc: Exception) -> None:
+        """Expose every tool; the outage is logged and recorded once, not on every retry."""
+        if state.mode == MODE_DISABLED:
+            return
         state.mode = MODE_DEGRADED
+        if reason in state.warned:
+            return
         self._warn(state, reason, exc)
         detail = f"{reason}: {exc}"[:500]
         self._commit(state, Changes(events=[self._event(state, "degraded", None, detail)]))
 
     def _warn(self, state: SessionState, reason: str, exc: Exception) -> None:
-        if reason not in state.warned:
-            state.warned.add(reason)
-            log.error(
-                "tooltray %s failed for session %s: %s; exposing all tools.",
-                reason,
-                state.session_id,
-                exc,
-            )
-            sig.emit(
-                sig.loader_degraded,
-                state.session_id,
-                p.LoaderDegraded(turn=state.turn, reason=reason, error=str(exc)),
-            )
+        """Log loudly and signal once per outage (:meth:`_recovered` ends one)."""
+        if reason in state.warned:
+            return
+        state.warned.add(reason)
+        kept = "keeping the last known tools and queueing changes until it is back"
+        log.error(
+            "tooltray %s failed for session %s: %s; %s.",
+            reason,
+            state.session_id,
+            exc,
+            "exposing all tools" if state.mode == MODE_DEGRADED else kept,
+        )
+        sig.emit(
+            sig.loader_degraded,
+            state.session_id,
+            p.LoaderDegraded(turn=state.turn, reason=reason, error=str(exc)),
+        )
+
+    def _recovered(self, state: SessionState, reason: str) -> None:
+        """The fault behind ``reason`` is gone: say so, so that the next outage is loud again."""
+        if reason in state.warned:
+            state.warned.discard(reason)
+            log.warning("tooltray %s works again for session %s.", reason, state.session_id)

@@ -3,6 +3,7 @@
 The rules mirror :func:`tooltray.memory.session.apply_local`: the turn counter only moves forward,
 a load appends after the last position (existing tools never move), a real load upgrades a
 fallback load in place, and a use raises ``last_used_turn`` to the max. Every step writes history.
+A change whose guard finds it already made (see :class:`Changes`) writes nothing.
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ class _Row:
 def apply_changes(conn: Connection, session_id: str, changes: Changes) -> SessionSnapshot:
     """Apply ``changes`` to ``session_id`` inside the caller's (write) transaction."""
     now = utcnow()
-    session = _lock_session(conn, session_id, now)
+    session, existed = _lock_session(conn, session_id, now)
+    if changes.skipped(session.meta or {}, existed):
+        return _stored(conn, session_id, session)
     rows = _loaded_rows(conn, session_id)
     history: list[dict[str, Any]] = []
     turn = max(session.turn, changes.turn or 0)
@@ -45,18 +48,44 @@ def apply_changes(conn: Connection, session_id: str, changes: Changes) -> Sessio
     return _update_session(conn, session_id, session, changes, now)
 
 
-def _lock_session(conn: Connection, session_id: str, now: datetime) -> Any:
-    query = select(SESSIONS.c.turn, SESSIONS.c.status, SESSIONS.c.meta, SESSIONS.c.created_at)
-    query = query.where(SESSIONS.c.id == session_id)
+def _lock_session(conn: Connection, session_id: str, now: datetime) -> tuple[Any, bool]:
+    """Lock the session's row, creating it if absent; also say whether it existed before.
+
+    The insert is ``ON CONFLICT DO NOTHING``, so of several processes creating one session at
+    once exactly one creates it (the others wait for it, then see its row as existing).
+    """
+    s = SESSIONS.c
+    query = select(s.turn, s.status, s.meta, s.created_at, s.updated_at).where(s.id == session_id)
     if conn.dialect.name == "postgresql":
         query = query.with_for_update()
     row = conn.execute(query).first()
-    if row is None:
-        values = {"id": session_id, "turn": 0, "status": "active", "meta": {}}
-        stmt = upsert(conn, SESSIONS).values(**values, created_at=now, updated_at=now)
-        conn.execute(stmt.on_conflict_do_nothing(index_elements=["id"]))
-        row = conn.execute(query).first()
-    return row
+    if row is not None:
+        return row, True
+    created = _insert_session(conn, session_id, now)
+    return conn.execute(query).first(), not created
+
+
+def _insert_session(conn: Connection, session_id: str, now: datetime) -> bool:
+    """Insert the session's row unless it exists; True when this transaction created it.
+
+    psycopg reports no row count for ``ON CONFLICT DO NOTHING``, so PostgreSQL asks for the new
+    id back; SQLite's row count is exact (and ``RETURNING`` needs SQLite 3.35).
+    """
+    values = {"id": session_id, "turn": 0, "status": "active", "meta": {}}
+    stmt = upsert(conn, SESSIONS).values(**values, created_at=now, updated_at=now)
+    stmt = stmt.on_conflict_do_nothing(index_elements=["id"])
+    if conn.dialect.name == "postgresql":
+        return conn.execute(stmt.returning(SESSIONS.c.id)).first() is not None
+    return bool(conn.execute(stmt).rowcount == 1)
+
+
+def _stored(conn: Connection, sid: str, session: Any) -> SessionSnapshot:
+    """The session as stored, for a change its guard skipped."""
+    meta = dict(session.meta or {})
+    loaded = read_loaded(conn, sid)
+    return SessionSnapshot(
+        sid, session.turn, session.status, loaded, meta, session.created_at, session.updated_at
+    )
 
 
 def _loaded_rows(conn: Connection, session_id: str) -> dict[str, _Row]:

@@ -143,7 +143,8 @@ def _checked_probe(url: str) -> Probe:
             "restore a backup, then retry; tooltray left it unchanged"
         )
     if found.kind == "foreign":
-        shown = ", ".join(found.tables[:5]) + (", ..." if len(found.tables) > 5 else "")
+        shown = ", ".join(map(_printable, found.tables[:5]))
+        shown += ", ..." if len(found.tables) > 5 else ""
         raise StoreError(
             f"{where} is not a tooltray database (it holds other tables: {shown}): "
             "point --db (or TOOLTRAY_DB) at another file; tooltray left it unchanged"
@@ -151,10 +152,15 @@ def _checked_probe(url: str) -> Probe:
     return found
 
 
+def _printable(name: str) -> str:
+    """A table name fit for a one-line message (a damaged file can hold any bytes)."""
+    return "".join(c if c.isprintable() else "?" for c in name)[:40]
+
+
 def _newer(url: str, revision: str) -> SchemaVersionError:
     return SchemaVersionError(
         f"the database at {display_url(url)} was written by a newer tooltray (schema revision "
-        f"{revision}, this tooltray knows up to {head()}): upgrade tooltray to use it"
+        f"{_printable(revision)}, this tooltray knows up to {head()}): upgrade tooltray to use it"
     )
 
 

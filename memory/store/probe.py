@@ -21,6 +21,9 @@ from tooltray.tools.errors import StoreError
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 VERSION_TABLE = "alembic_version"
+# Tables every tooltray schema has had since the first revision: with alembic_version, they tell
+# our databases (any revision, older or newer) from other Alembic-managed apps.
+SIGNATURE = frozenset({"sessions", "loaded_tools", "history"})
 Kind = Literal["empty", "ours", "foreign", "corrupt"]
 
 
@@ -46,7 +49,7 @@ def _classify(tables: set[str], revision: str | None) -> Probe:
     names = tuple(sorted(tables))
     if not tables - {VERSION_TABLE} and revision is None:
         return Probe("empty", tables=names)
-    if VERSION_TABLE in tables and "sessions" in tables and revision is not None:
+    if VERSION_TABLE in tables and revision is not None and tables >= SIGNATURE:
         return Probe("ours", revision, names)
     return Probe("foreign", revision, names)
 
@@ -62,13 +65,14 @@ def _probe_sqlite_file(path: Path) -> Probe:
         return Probe("corrupt", detail="the file does not start with the SQLite header")
     try:
         return _read_sqlite(path)
-    except sqlite3.DatabaseError as exc:
-        return Probe("corrupt", detail=str(exc))
+    except (sqlite3.Error, UnicodeError, ValueError) as exc:
+        return Probe("corrupt", detail=first_line(exc))
 
 
 def _read_sqlite(path: Path) -> Probe:
     uri = f"file:{quote(str(path.resolve()))}?mode=ro"
     conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
+    conn.text_factory = _lenient_text
     try:
         rows = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
         tables = {str(r[0]) for r in rows if not str(r[0]).startswith("sqlite_")}
@@ -79,6 +83,11 @@ def _read_sqlite(path: Path) -> Probe:
         return _classify(tables, revision)
     finally:
         conn.close()
+
+
+def _lenient_text(raw: bytes) -> str:
+    """Decode a damaged file's names without failing (they only end up in messages)."""
+    return raw.decode("utf-8", "replace")
 
 
 def _probe_server(url: str) -> Probe:

@@ -7,6 +7,7 @@ processes may share one session).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
@@ -105,6 +106,11 @@ class Changes:
 
     ``turn`` only ever moves the session counter forward (max). ``events`` are appended as
     given; loads, unloads and uses also write their own history rows.
+
+    Two guards make one-time steps idempotent when several processes (or a restarted one) race
+    to take them: ``only_new`` (a session start) applies only if the session did not exist yet,
+    and ``unless`` skips the change when the stored meta already holds one of its values (a
+    selection another process made first). A skipped change writes nothing at all.
     """
 
     turn: int | None = None
@@ -115,6 +121,14 @@ class Changes:
     turn_record: TurnRecord | None = None
     status: str | None = None
     meta: dict[str, object] | None = None
+    only_new: bool = False
+    unless: dict[str, object] | None = None
+
+    def skipped(self, meta: Mapping[str, object], existed: bool) -> bool:
+        """True when a guard says this change was already made (by another process)."""
+        if self.only_new and existed:
+            return True
+        return any(meta.get(key) == value for key, value in (self.unless or {}).items())
 
     def empty(self) -> bool:
         """True when applying would change nothing."""

@@ -171,3 +171,24 @@ def test_store_mirrors_the_in_memory_rules(store: Store) -> None:
         local = apply_local(local, changes)
         stored = store.apply("s", changes)
         assert _view(stored) == _view(local), f"diverged at turn {turn}: {changes}"
+
+
+def test_a_start_for_an_existing_session_writes_nothing(store: Store) -> None:
+    started = Changes(meta={"selected": False}, events=[HistoryEvent("s", 0, "started")])
+    started.only_new = True
+    store.apply("s", started)
+    store.apply("s", Changes(turn=1, loads=[Load("a", "core", 1)], meta={"selected": True}))
+    again = store.apply("s", started)
+    assert again.names() == ["a"] and again.meta == {"selected": True} and again.turn == 1
+    assert _kinds(store, "s") == [("started", None), ("loaded", "a")]
+
+
+def test_unless_skips_a_step_already_taken_here_and_in_memory(store: Store) -> None:
+    store.apply("s", Changes(turn=2, meta={"selected": True, "grown": 2}))
+    growth = Changes(loads=[Load("b", "semantic", 2)], meta={"grown": 2}, unless={"grown": 2})
+    assert store.apply("s", growth).names() == []
+    assert _kinds(store, "s") == []
+    local = apply_local(store.snapshot("s"), growth)  # type: ignore[arg-type]
+    assert local.names() == []
+    later = Changes(loads=[Load("b", "semantic", 3)], meta={"grown": 3}, unless={"grown": 3})
+    assert store.apply("s", later).names() == ["b"]

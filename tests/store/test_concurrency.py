@@ -9,7 +9,7 @@ import threading
 from collections import Counter
 
 from tooltray.memory.store import Store
-from tooltray.memory.store.records import Changes, Load, Use
+from tooltray.memory.store.records import Changes, HistoryEvent, Load, Use
 
 WORKERS = 4
 APPLIES = 50
@@ -117,3 +117,27 @@ def test_restart_in_a_fresh_process_sees_the_same_snapshot(db_url: str) -> None:
         assert snap.names() == ["b", "a", "f"] and snap.loaded[1].last_used_turn == 2
         assert snap.loaded[2].fallback and snap.meta == {"mode": "selected"}
         assert store.turns("r")[0].tool_tokens == 77
+
+
+def _start(url: str, gate: threading.Barrier, out: list[object]) -> None:
+    try:
+        with Store(url) as store:
+            started = Changes(meta={"selected": False}, events=[HistoryEvent("new", 0, "started")])
+            started.only_new = True
+            gate.wait(timeout=30)
+            out.append(store.apply("new", started).meta)
+    except BaseException as exc:  # collected and re-raised in the main thread
+        out.append(exc)
+
+
+def test_writers_starting_one_new_session_at_once_start_it_once(db_url: str) -> None:
+    Store(db_url).close()
+    gate, out = threading.Barrier(WORKERS), []  # type: ignore[var-annotated]
+    threads = [threading.Thread(target=_start, args=(db_url, gate, out)) for _ in range(WORKERS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert out == [{"selected": False}] * WORKERS, out
+    with Store(db_url) as store:
+        assert [e.kind for e in store.history("new")] == ["started"]
