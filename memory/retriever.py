@@ -19,9 +19,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from tooltray.memory.config import Settings
-from tooltray.memory.embedding import CachedEmbedder, OpenAIEmbedder, default_embedder
-from tooltray.memory.hybrid import ToolIndex, build_query
-from tooltray.memory.retrieval import Query, doc_text
+from tooltray.memory.embedders import CachedEmbedder, OpenAIEmbedder, default_embedder
+from tooltray.memory.retrieval import Query, ToolIndex, build_query, doc_text
 from tooltray.memory.selection import Candidate
 from tooltray.tools.errors import EmbedderError
 from tooltray.tools.spec import ToolSpec

@@ -498,9 +498,12 @@ class ToolLoaderTrinket:
         )
 
     def _record_turn(self, state: SessionState, view: PromptView) -> None:
-        if view.prefix_hash == state.prefix_hash or state.mode == MODE_DISABLED:
+        """One ``turns`` row per turn with the prefix hash handed out (upserted on a change)."""
+        same = view.prefix_hash == state.prefix_hash
+        if state.mode == MODE_DISABLED or (same and state.recorded_turn == state.turn):
             return
-        previous, state.prefix_hash = state.prefix_hash, view.prefix_hash
+        previous = None if same else state.prefix_hash
+        state.prefix_hash, state.recorded_turn = view.prefix_hash, state.turn
         record = TurnRecord(
             state.session_id,
             state.turn,

@@ -64,6 +64,20 @@ def test_later_turns_only_append_and_prefix_is_stable_when_nothing_changes(
     assert any(n.startswith("files_") for n in b.loaded[len(before) :])
 
 
+def test_every_turn_records_the_prefix_hash_it_handed_out(make_trinket: MakeTrinket) -> None:
+    trinket = make_trinket(growth="never")
+    hashes = [trinket.prepare("h", _hist(TRIP)).prefix_hash]
+    finish_turn("h", 1)
+    hashes.append(trinket.prepare("h", _hist(TRIP, "Thanks, that is all.")).prefix_hash)
+    trinket.handle_meta("h", "load_tools", {"names": ["git_commit"]})
+    hashes.append(trinket.prepare("h", _hist(TRIP, "Thanks, that is all.")).prefix_hash)
+    finish_turn("h", 2)
+    hashes.append(trinket.prepare("h", _hist(TRIP, "Thanks, that is all.", "And now?")).prefix_hash)
+    rows = {r.turn: r.prefix_hash for r in trinket.store.turns("h")}  # type: ignore[union-attr]
+    assert hashes[0] == hashes[1] != hashes[2] == hashes[3]
+    assert rows == {1: hashes[0], 2: hashes[2], 3: hashes[3]}
+
+
 def test_load_tools_by_name_bundle_and_query_unknown_and_refused(
     make_trinket: MakeTrinket, registry: Any
 ) -> None:

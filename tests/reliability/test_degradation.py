@@ -39,10 +39,9 @@ from tooltray.events import (
 )
 from tooltray.memory.agent_calls import META, CallRunner
 from tooltray.memory.config import Settings
-from tooltray.memory.embedders import clear_memo
-from tooltray.memory.embedding import CachedEmbedder, default_embedder
-from tooltray.memory.hybrid import ToolIndex
+from tooltray.memory.embedders import CachedEmbedder, clear_memo, default_embedder
 from tooltray.memory.planner import Planner
+from tooltray.memory.retrieval import ToolIndex
 from tooltray.memory.retriever import IndexRetriever, Retriever
 from tooltray.memory.store import Store
 from tooltray.memory.trinket import ToolLoaderTrinket
