@@ -23,6 +23,7 @@ SUITES: dict[str, str] = {
     "latency_turn": "latency_turn",
     "latency": "latency",
     "trinket": "trinket_bench",
+    "reliability": "reliability",
 }
 DEFAULT_DATA = HERE.parent.parent / "shared" / "data"
 

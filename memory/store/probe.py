@@ -20,6 +20,7 @@ from tooltray.memory.store.models import TABLES
 from tooltray.tools.errors import StoreError
 
 SQLITE_HEADER = b"SQLite format 3\x00"
+MIN_PAGE_SIZE = 512
 VERSION_TABLE = "alembic_version"
 # Tables every tooltray schema has had since the first revision: with alembic_version, they tell
 # our databases (any revision, older or newer) from other Alembic-managed apps.
@@ -63,6 +64,8 @@ def _probe_sqlite_file(path: Path) -> Probe:
         header = fh.read(len(SQLITE_HEADER))
     if header != SQLITE_HEADER:
         return Probe("corrupt", detail="the file does not start with the SQLite header")
+    if path.stat().st_size < MIN_PAGE_SIZE:
+        return Probe("corrupt", detail="the file is shorter than one SQLite page (truncated)")
     try:
         return _read_sqlite(path)
     except (sqlite3.Error, UnicodeError, ValueError) as exc:
@@ -80,9 +83,23 @@ def _read_sqlite(path: Path) -> Probe:
         if VERSION_TABLE in tables:
             row = conn.execute(f"SELECT version_num FROM {VERSION_TABLE}").fetchone()
             revision = str(row[0]) if row else None
-        return _classify(tables, revision)
+        found = _classify(tables, revision)
+        if found.kind == "empty" and not _intact(conn):
+            return Probe("corrupt", detail="its schema is damaged (PRAGMA quick_check failed)")
+        return found
     finally:
         conn.close()
+
+
+def _intact(conn: sqlite3.Connection) -> bool:
+    """A schema-less file of more than one page passes ``quick_check`` before it counts as empty.
+
+    A damaged first page can hide every table, and tooltray would then migrate the damaged file.
+    """
+    if int(conn.execute("PRAGMA page_count").fetchone()[0]) <= 1:
+        return True
+    rows = conn.execute("PRAGMA quick_check").fetchall()
+    return [str(r[0]) for r in rows] == ["ok"]
 
 
 def _lenient_text(raw: bytes) -> str:

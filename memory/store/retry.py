@@ -2,7 +2,8 @@
 
 SQLite answers "database is locked" when another process holds the write lock past the busy
 timeout; PostgreSQL aborts one side of a serialization failure or deadlock. Both are worth
-retrying with exponential backoff and jitter; anything else becomes a :class:`StoreError` at once.
+retrying with exponential backoff and jitter; anything else, damaged stored values included
+(undecodable text, broken JSON), becomes a :class:`StoreError` at once.
 """
 
 from __future__ import annotations
@@ -60,4 +61,9 @@ def with_retries(fn: Callable[[], T], *, what: str, attempts: int = ATTEMPTS) ->
                     f"({first_line(exc)}); another process holds it too long, retry later"
                 ) from exc
             time.sleep(backoff(attempt))
+        except (UnicodeError, ValueError) as exc:
+            raise StoreError(
+                f"could not {what}: a stored value is damaged ({type(exc).__name__}: "
+                f"{str(exc)[:120]}); move the database aside or restore a backup"
+            ) from exc
     raise AssertionError("unreachable")  # pragma: no cover
