@@ -184,9 +184,15 @@ def check_restart(
 
 
 def check_after_kill(
-    lines: list[str], start: int, url: str, ref: Reference, tally: Tally, first: bool
-) -> tuple[int, str] | None:
-    """Check the killed process left a reference prefix; return (resume step, stored core)."""
+    lines: list[str], start: int, url: str, ref: Reference, tally: Tally, floor: int
+) -> tuple[int, str, int] | None:
+    """Check the killed process left a reference prefix; return (resume step, stored core, the
+    reference write it matched).
+
+    ``floor`` is the write the database stood at when this process started (0 for the first):
+    writes cannot be undone, and a process killed before its first step leaves it there, which
+    can be past ``ref.end(start - 1)`` when a step's writes are stored with a later commit.
+    """
     rehydrated = [line.split() for line in lines if line.startswith("rehydrated ")]
     done = _last(lines, "stepdone")
     last_done = (
@@ -195,7 +201,7 @@ def check_after_kill(
     in_flight = _last(lines, "step")
     if in_flight is None:
         in_flight = start if start < len(ref.steps) and ref.steps[start]["op"] == "prepare" else -1
-    low, high = ref.end(last_done), ref.end(max(last_done, in_flight))
+    low, high = ref.end(last_done), max(ref.end(max(last_done, in_flight)), floor)
     state = state_now(url)
     core, full = rs.digest(state, core=True), rs.digest(state)
     matches = [j for j in range(low, high + 1) if ref.core[j] == core]
@@ -205,7 +211,7 @@ def check_after_kill(
             f"reference state between writes {low} and {high}: lost or duplicated rows"
         )
         return None
-    if first:
+    if floor == 0 and start == 0:
         acks = sum(1 for line in lines if line.startswith("ack "))
         if full not in ref.full[acks : acks + 2]:
             tally.problems.append(
@@ -215,14 +221,14 @@ def check_after_kill(
         else:
             tally.exact_prefix_matches += 1
     tally.kills_before_first_write += min(matches) == 0
-    return ref.resume_step(min(matches)), core
+    return ref.resume_step(min(matches)), core, min(matches)
 
 
 def crash_trial(spawn: Any, url: str, ref: Reference, rng: random.Random, tally: Tally) -> None:
     turns = str(max(s.get("turn", 0) for s in ref.steps))
     job = ["script", "--db", url, "--job", f"{SESSION}:{SEED}", "--turns", turns]
-    start, before = 0, None
-    for attempt in range(rng.randint(1, 3)):
+    start, before, floor = 0, None, 0
+    for _ in range(rng.randint(1, 3)):
         if start >= len(ref.steps):
             break
         proc = spawn(*job, "--start", str(start))
@@ -234,10 +240,10 @@ def crash_trial(spawn: Any, url: str, ref: Reference, rng: random.Random, tally:
                 tally.problems.append(f"worker errors: {proc.stats()['errors']}")
             start = len(ref.steps)
             break
-        found = check_after_kill(proc.seen, start, url, ref, tally, attempt == 0)
+        found = check_after_kill(proc.seen, start, url, ref, tally, floor)
         if found is None:
             return
-        start, before = found
+        start, before, floor = found
     if start < len(ref.steps):
         proc = spawn(*job, "--start", str(start))
         tally.restarts += start > 0
