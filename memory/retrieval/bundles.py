@@ -8,10 +8,24 @@ queries with every gold tool picked / o200k tokens of the picks):
   out in big bundles. toolbench 84.4 / 70.2 -> 85.5 / 72.3, bfcl_multiturn 85.7 / 76.4 -> 87.1 /
   78.6 for about 10% more tokens; sealtools unchanged. A lift of 0.4 gained a little more on
   bfcl_multiturn but cost sealtools 1.6 points of complete picks.
-* **Pull-in.** A strong match (at least 0.8 x the top score) pulls in every mate that scores above
-  the catalog mean, but only from bundles of at most 8 tools: toolbench complete picks +1.3.
-  Pulling in whole large bundles (bfcl_multiturn's 17-22-tool classes) raised its recall by
-  6 points but doubled the tokens loaded, the trade the escape hatch exists to avoid.
+* **Pull-in.** A strong match (at least 0.5 x the top score) pulls in every mate that scores
+  0.5 deviations above the catalog mean, from bundles of at most 32 tools. Measured in session
+  (``bench/run.py session``, bfcl_multiturn, 440 turns through the real trinket; first-pass
+  recall / escapes per turn / tool tokens of eager / prompt-prefix changes per session):
+
+  ==============================================  =========================================
+  pull-in                                         in session
+  ==============================================  =========================================
+  bundles <= 8, strong 0.8 x top, mates > 0       0.693 / 0.434 / 9.7% / 1.97
+  bundles <= 32, strong 0.8 x top, mates > 1.0    0.802 / 0.284 / 15.6% / 1.17
+  bundles <= 32, strong 0.8 x top, mates > 0      0.848 / 0.223 / 18.8% / 0.81
+  bundles <= 32, strong 0.5 x top, mates > 0.5    0.855 / 0.227 / 18.0% / 0.84 (default)
+  ==============================================  =========================================
+
+  A conversation keeps working inside one class of tools, so loading the class once costs fewer
+  tokens over a session than the escapes it prevents: every escape is one more model round trip
+  and one more prompt-prefix change (a KV-cache miss). The single-query rankings (R@k, C@k) do not
+  use pull-in. Bundles bigger than 32 tools are menus, not cohesion groups.
 """
 
 from __future__ import annotations
@@ -22,9 +36,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 LIFT = 0.2
-PULL_MAX_BUNDLE = 8
-PULL_STRONG = 0.8
-PULL_FLOOR = 0.0
+PULL_MAX_BUNDLE = 32
+PULL_STRONG = 0.5
+PULL_FLOOR = 0.5
 
 
 class Bundles:
