@@ -22,6 +22,9 @@ Fixed bars for comparison: ``z >= 2.5`` 4.6 / 83.1 / 73.0 picks on bfcl_multitur
 sealtools (1,587 tokens); ``z >= 4`` 3.1 / 78.3 / 67.3 on bfcl_multiturn, 15.2 on sealtools. The
 0.5 ratio keeps 4-12 picks on every catalog at about 1k tokens; below it each extra point of
 recall costs ~20% more tokens, which the load_tools escape hatch is cheaper than.
+With bundle pull-in widened to bundles of 32 (see :mod:`.bundles`), the same measure at 0.5 x top
+reads bfcl_multiturn 15.1 / 91.7 / 86.8 / 1,715, toolbench 12.9 / 86.4 / 75.2 / 1,341 and
+sealtools 12.3 / 96.6 / 90.9 / 1,187 (metatool and bfcl unchanged).
 """
 
 from __future__ import annotations
