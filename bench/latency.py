@@ -4,10 +4,12 @@ Catalogs are sealtools' tools, and beyond its 4,076 perturbed copies of them (a 
 name, two description words swapped with another tool's, the same bundle structure per copy). Doc
 vectors are the real MiniLM vectors of the originals (from the bench cache; a copy gets its
 original's vector plus 5% noise): search cost does not depend on what the vectors are, and
-embedding 10,000 documents would measure the embedder, not selection. Three timings per size:
+embedding 10,000 documents would measure the embedder, not selection. Four timings per size:
 ``no-embed`` (query vectors precomputed), ``with-embed`` (the query is embedded in the loop, real
-model) and ``lexical`` (no embedder). Queries: 40 chat turns of bfcl_multiturn, and 40 long
-multi-task requests of sealtools (3-5 sentences, each also embedded on its own).
+model, long queries compacted as shipped), ``with-embed-whole`` (the same, never compacted,
+alternating call by call with ``with-embed``) and ``lexical`` (no embedder). Queries: 40 chat
+turns of bfcl_multiturn, and 40 long multi-task requests of sealtools (3-5 sentences, each also
+embedded on its own).
 
 Targets: p50 <= 1 ms at 1,000 and <= 10 ms at 10,000 tools without the query embedding;
 <= 10 ms at 1,000 tools with it.
@@ -28,6 +30,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tooltray.memory.embedders import CachedEmbedder, DictCache, default_embedder, normalise
+from tooltray.memory.embedders.compact import COMPACT_OVER
 from tooltray.memory.retrieval import ToolIndex, doc_text
 from tooltray.memory.store import Store
 from tooltray.tools.spec import ToolSpec
@@ -63,7 +66,7 @@ def catalog(pool: list[ToolSpec], size: int) -> tuple[list[ToolSpec], list[int]]
 
 
 class Vectors:
-    """Precomputed document vectors; the real model for queries."""
+    """Precomputed document vectors; the real model for queries, embedded as the trinket does."""
 
     id, dim = "bench-vectors", 384
 
@@ -74,6 +77,10 @@ class Vectors:
         if kind == "query":
             return default_embedder().embed(texts, "query")
         return self.docs
+
+    def embed_spans(self, text: str, spans: Any, kind: str = "query") -> Any:
+        """The production path: the whole query and its sentences in one forward pass."""
+        return default_embedder().embed_spans(text, spans, "query")
 
 
 def timed(fn: Callable[[], Any], repeats: int) -> list[float]:
@@ -95,10 +102,25 @@ def percentiles(times: list[float]) -> dict[str, float]:
     }
 
 
+def with_embed(index: ToolIndex, qs: list[str], repeats: int) -> dict[str, list[float]]:
+    """``picks`` embedding the query in the loop: compacted and whole queries, side by side.
+
+    One model, its ``compact_over`` switched before each call, so both see the same machine state.
+    """
+    emb, out = default_embedder(), {"with-embed": [], "with-embed-whole": []}
+    for q in qs:
+        for _ in range(repeats):
+            for over, key in ((COMPACT_OVER, "with-embed"), (None, "with-embed-whole")):
+                emb.compact_over = over
+                out[key] += timed(lambda q=q: index.picks(q, 16), 1)
+    emb.compact_over = COMPACT_OVER
+    return out
+
+
 def measure_size(
     pool: list[ToolSpec], base: Any, size: int, queries: dict[str, list[str]], repeats: int
 ) -> dict[str, Any]:
-    """The three timings for one catalog size and every query set."""
+    """The four timings for one catalog size and every query set."""
     specs, origin = catalog(pool, size)
     rng = np.random.default_rng(size)
     docs = normalise(base[origin] + 0.05 * rng.standard_normal((size, base.shape[1])))
@@ -108,15 +130,14 @@ def measure_size(
         vecs = [dense.embed_query(q) for q in qs]
         runs = {
             "no-embed": lambda q, v: dense.picks(q, 16, query_vector=v),
-            "with-embed": lambda q, v: dense.picks(q, 16),
             "lexical": lambda q, v: lexical.picks(q, 16),
         }
         for name, fn in runs.items():
             times: list[float] = []
             for q, v in zip(qs, vecs, strict=True):
-                times += timed(
-                    lambda fn=fn, q=q, v=v: fn(q, v), repeats if name != "with-embed" else 3
-                )
+                times += timed(lambda fn=fn, q=q, v=v: fn(q, v), repeats)
+            out[f"{size} {name} {label}"] = percentiles(times)
+        for name, times in with_embed(dense, qs, 3).items():
             out[f"{size} {name} {label}"] = percentiles(times)
     return out
 

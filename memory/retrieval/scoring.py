@@ -13,8 +13,9 @@ whole message      92.2 / 85.2  83.4 / 79.3  79.2 / 63.2  91.6 / 90.0  89.6 / 72
 =================  ===========  ===========  ===========  ===========  ===========
 
 Sealtools and toolbench requests chain three or four tasks; single-task corpora are unchanged.
-The whole pipeline as it ships (bundle lift included; ``bench/run.py retrieval``, 2026-11-23)
-measures 92.5 / 85.7, 83.0 / 79.0, 81.8 / 68.4, 91.7 / 90.2 and 95.8 / 88.8 in the same order.
+The whole pipeline as it ships (bundle lift and query compaction included; ``bench/run.py
+retrieval``, 2026-11-23) measures 92.6 / 86.1, 82.9 / 78.9, 82.2 / 68.2, 91.8 / 90.4 and
+95.9 / 89.2 in the same order.
 """
 
 from __future__ import annotations

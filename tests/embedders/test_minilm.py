@@ -38,7 +38,7 @@ def test_spans_come_from_one_pass_and_row_zero_is_the_whole_text() -> None:
     spans = segment_spans(text)
     vecs = default_embedder().embed_spans(text, spans)
     assert vecs.shape == (3, 384)
-    assert np.allclose(vecs[0], default_embedder().embed([text])[0], atol=1e-5)
+    assert np.allclose(vecs[0], default_embedder().embed([text], "query")[0], atol=1e-5)
     weather, email = default_embedder().embed(segments(text))
     assert vecs[1] @ weather > vecs[1] @ email and vecs[2] @ email > vecs[2] @ weather
 
