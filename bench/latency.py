@@ -108,12 +108,14 @@ def with_embed(index: ToolIndex, qs: list[str], repeats: int) -> dict[str, list[
     One model, its ``compact_over`` switched before each call, so both see the same machine state.
     """
     emb, out = default_embedder(), {"with-embed": [], "with-embed-whole": []}
-    for q in qs:
-        for _ in range(repeats):
-            for over, key in ((COMPACT_OVER, "with-embed"), (None, "with-embed-whole")):
-                emb.compact_over = over
-                out[key] += timed(lambda q=q: index.picks(q, 16), 1)
-    emb.compact_over = COMPACT_OVER
+    try:
+        for q in qs:
+            for _ in range(repeats):
+                for over, key in ((COMPACT_OVER, "with-embed"), (None, "with-embed-whole")):
+                    emb.compact_over = over
+                    out[key] += timed(lambda q=q: index.picks(q, 16), 1)
+    finally:
+        emb.compact_over = COMPACT_OVER
     return out
 
 

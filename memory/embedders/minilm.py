@@ -125,8 +125,9 @@ class MiniLMOnnxEmbedder:
 
     def _encode(self, texts: Sequence[str], kind: Kind) -> list[tuple[Any, NDArray[np.bool_]]]:
         over = self.compact_over if kind == "query" else None
-        encoded = self._tokenizer.encode_batch([t or " " for t in texts])
-        return [(e, content_mask(t or " ", e, over)) for t, e in zip(texts, encoded, strict=True)]
+        texts = [t or " " for t in texts]
+        encoded = self._tokenizer.encode_batch(texts)
+        return [(e, content_mask(t, e, over)) for t, e in zip(texts, encoded, strict=True)]
 
     def _forward(self, rows: Sequence[NDArray[np.int64]]) -> tuple[NDArray[np.float32], Any]:
         """Hidden states and the attention mask of ``rows`` of token ids, right-padded."""
