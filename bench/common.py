@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tooltray.tools.catalog import read_catalog
+from tooltray.tools.importers.catalog import read_catalog
 from tooltray.tools.spec import ToolSpec
 
 DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"

@@ -32,11 +32,11 @@ from rich.table import Table
 
 from tooltray.events import ToolUsed, TurnCompleted, emit, tool_used, turn_completed
 from tooltray.memory.config import Settings
-from tooltray.memory.metatools import META_TOOL_NAMES
-from tooltray.memory.planner import Planner
+from tooltray.memory.core.planner import Planner
+from tooltray.memory.core.trinket import ToolLoaderTrinket
+from tooltray.memory.metatools.specs import META_TOOL_NAMES
 from tooltray.memory.store import Store
 from tooltray.memory.store.records import Changes, TurnRecord, Use
-from tooltray.memory.trinket import ToolLoaderTrinket
 from tooltray.tools.demo import demo_registry, demo_script
 from tooltray.tools.registry import ToolRegistry
 

@@ -41,13 +41,13 @@ from rich.table import Table
 
 from tooltray.events import ToolUsed, TurnCompleted, emit, tool_used, turn_completed
 from tooltray.memory.config import Settings
-from tooltray.memory.eval_recall import evaluate_store
-from tooltray.memory.metatools import LOAD_TOOLS, META_TOOL_NAMES
-from tooltray.memory.prompt import NATIVE_PATHS
+from tooltray.memory.core.prompt import NATIVE_PATHS
+from tooltray.memory.core.trinket import ToolLoaderTrinket
+from tooltray.memory.eval.recall import evaluate_store
+from tooltray.memory.metatools.specs import LOAD_TOOLS, META_TOOL_NAMES
 from tooltray.memory.store import Store
-from tooltray.memory.trinket import ToolLoaderTrinket
-from tooltray.tools.catalog import read_catalog
 from tooltray.tools.demo import demo_registry, demo_script
+from tooltray.tools.importers.catalog import read_catalog
 from tooltray.tools.registry import ToolRegistry
 from tooltray.tools.tokens import count_tokens
 
@@ -483,7 +483,7 @@ KNOBS: dict[str, dict[str, Any]] = {
 
 @contextmanager
 def patched_retriever(values: dict[str, Any]) -> Iterator[None]:
-    """Temporarily change tooltray.memory.retriever's growth constants (bench-only experiment)."""
+    """Temporarily change the retrieval adapter's growth constants (bench-only experiment)."""
     from tooltray.memory import retriever
 
     old = {k: getattr(retriever, k) for k in values}

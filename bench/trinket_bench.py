@@ -20,8 +20,8 @@ from rich.table import Table
 
 from tooltray.events import ToolUsed, TurnCompleted, emit, tool_used, turn_completed
 from tooltray.memory.config import Settings
+from tooltray.memory.core.trinket import ToolLoaderTrinket
 from tooltray.memory.store import Changes, HistoryEvent, Load, Store
-from tooltray.memory.trinket import ToolLoaderTrinket
 from tooltray.tools.registry import ToolRegistry
 from tooltray.tools.spec import ToolSpec
 

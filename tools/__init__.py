@@ -1,8 +1,5 @@
 """tooltray.tools: what a tool is, how tools are registered, imported, rendered and counted."""
 
-from tooltray.tools.catalog import Catalog, load_catalog, read_catalog
-from tooltray.tools.demo import demo_catalog_path, demo_core, demo_registry, load_demo_catalog
-from tooltray.tools.demo_exec import execute_demo_tool
 from tooltray.tools.errors import (
     ConfigError,
     DuplicateToolError,
@@ -15,9 +12,15 @@ from tooltray.tools.errors import (
     TooltrayError,
     UnknownToolError,
 )
-from tooltray.tools.import_callable import from_callable
-from tooltray.tools.import_mcp import from_mcp, from_mcp_list
-from tooltray.tools.import_openai import from_openai
+from tooltray.tools.importers import (
+    Catalog,
+    from_callable,
+    from_mcp,
+    from_mcp_list,
+    from_openai,
+    load_catalog,
+    read_catalog,
+)
 from tooltray.tools.layer import ToolLayer
 from tooltray.tools.names import did_you_mean, match_key, sanitize_name, strip_prefix
 from tooltray.tools.registry import ToolRegistry
@@ -56,17 +59,12 @@ __all__ = [
     "check_name",
     "check_parameters",
     "count_tokens",
-    "demo_catalog_path",
-    "demo_core",
-    "demo_registry",
     "did_you_mean",
-    "execute_demo_tool",
     "from_callable",
     "from_mcp",
     "from_mcp_list",
     "from_openai",
     "load_catalog",
-    "load_demo_catalog",
     "match_key",
     "read_catalog",
     "render",

@@ -96,7 +96,7 @@ class ToolRegistry:
     @classmethod
     def from_catalog(cls, path: str | os.PathLike[str], **kwargs: Any) -> ToolRegistry:
         """Build a registry whose catalog layer is a tools.jsonl file (see ``load_catalog``)."""
-        from tooltray.tools.catalog import load_catalog
+        from tooltray.tools.importers.catalog import load_catalog
 
         sanitize = bool(kwargs.pop("sanitize", False))
         tools, bundles = load_catalog(path, sanitize=sanitize)
@@ -140,7 +140,7 @@ class ToolRegistry:
 
     def register_callable(self, fn: Callable[..., Any], **kwargs: Any) -> ToolSpec:
         """Describe ``fn`` with :func:`from_callable` and register it with itself as executor."""
-        from tooltray.tools.import_callable import from_callable
+        from tooltray.tools.importers.callable import from_callable
 
         return self.register(from_callable(fn, **kwargs), fn)
 

@@ -1,7 +1,7 @@
 """One :class:`Changes` as one transaction: lock the session, then unloads, loads, uses, events.
 
-The rules mirror :func:`tooltray.memory.session.apply_local`: the turn counter only moves forward,
-a load appends after the last position (existing tools never move), a real load upgrades a
+The rules mirror :func:`tooltray.memory.core.session.apply_local`: the turn counter only moves
+forward, a load appends after the last position (existing tools never move), a real load upgrades a
 fallback load in place, and a use raises ``last_used_turn`` to the max. Every step writes history.
 A change whose guard finds it already made (see :class:`Changes`) writes nothing.
 """

@@ -49,10 +49,10 @@ def make_agent(server: ScriptedServer, db_url: str) -> Iterator[Callable[..., An
     """Build agents on the scripted server; their trinkets are closed after the test."""
     from openai import OpenAI
 
-    from tooltray.memory.agent import Agent
+    from tooltray.memory.agent.loop import Agent
     from tooltray.memory.config import Settings
+    from tooltray.memory.core.trinket import ToolLoaderTrinket
     from tooltray.memory.store import Store
-    from tooltray.memory.trinket import ToolLoaderTrinket
 
     trinkets: list[Any] = []
     catalog.CALLS.clear()

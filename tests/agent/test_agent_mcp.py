@@ -10,7 +10,7 @@ import catalog
 from conftest import MCP_SERVER
 from scripted_server import ScriptedServer, call, say
 
-from tooltray.memory.mcp_source import MCPSource
+from tooltray.tools.sources.mcp import MCPSource
 
 
 def test_mcp_tools_execute_through_the_loop(

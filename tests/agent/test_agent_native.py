@@ -168,7 +168,7 @@ def test_streaming_option_is_not_required(make_agent: Any, server: ScriptedServe
 
 @pytest.mark.parametrize("path", ["text", "responses"])
 def test_path_must_match_the_trinket(make_agent: Any, path: str) -> None:
-    from tooltray.memory.agent import Agent
+    from tooltray.memory.agent.loop import Agent
     from tooltray.tools.errors import ConfigError
 
     agent = make_agent()

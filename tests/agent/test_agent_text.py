@@ -8,7 +8,7 @@ import catalog
 from conftest import history
 from scripted_server import ScriptedServer, say
 
-from tooltray.memory.textcalls import is_result_message
+from tooltray.memory.agent.textcalls import is_result_message
 
 DAY_CALL = '{"tool": "day_of_week", "arguments": {"date": "2024-03-01"}}'
 

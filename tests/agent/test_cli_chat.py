@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from conftest import CATALOG, MCP_SERVER, TEST_SETTINGS
 from scripted_server import ScriptedServer, call, say
 
-from tooltray.memory.cli import cli
+from tooltray.memory.cli.main import cli
 
 
 @pytest.fixture

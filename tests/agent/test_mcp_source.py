@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import MCP_SERVER
 
-from tooltray.memory.mcp_source import MCPSource, MCPSourceError, MCPToolError
 from tooltray.tools.registry import ToolRegistry
+from tooltray.tools.sources.mcp import MCPSource, MCPSourceError, MCPToolError
 
 
 @pytest.fixture(scope="module")

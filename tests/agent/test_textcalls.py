@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tooltray.memory.textcalls import (
+from tooltray.memory.agent.textcalls import (
     TextCall,
     is_result_message,
     parse_tool_calls,

@@ -9,8 +9,8 @@ import pytest
 
 from tooltray.events import ToolUsed, TurnCompleted, emit, tool_used, turn_completed
 from tooltray.memory.config import Settings
+from tooltray.memory.core.trinket import ToolLoaderTrinket
 from tooltray.memory.store import Store
-from tooltray.memory.trinket import ToolLoaderTrinket
 from tooltray.tools.demo import demo_registry
 from tooltray.tools.registry import ToolRegistry
 

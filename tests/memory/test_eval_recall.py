@@ -12,8 +12,8 @@ from typing import Any
 
 from click.testing import CliRunner
 
-from tooltray.memory.cli import cli
-from tooltray.memory.eval_recall import evaluate_store
+from tooltray.memory.cli.main import cli
+from tooltray.memory.eval.recall import evaluate_store
 from tooltray.memory.store import Store
 from tooltray.memory.store.records import Changes, HistoryEvent, Load, Unload, Use
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from tooltray.memory.cli import cli
-from tooltray.memory.prompt import bundle_menu, compose
+from tooltray.memory.cli.main import cli
+from tooltray.memory.core.prompt import bundle_menu, compose
 from tooltray.tools.demo import demo_registry
 
 from .conftest import MakeTrinket, finish_turn, user

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from tooltray.memory.results import ResultShelf
+from tooltray.memory.core.results import ResultShelf
 
 
 def test_short_result_is_unchanged() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tooltray.memory.selection import (
+from tooltray.memory.core.selection import (
     Candidate,
     Caps,
     admit,
@@ -10,7 +10,7 @@ from tooltray.memory.selection import (
     idle_tools,
     order_candidates,
 )
-from tooltray.memory.session import apply_local, empty_snapshot
+from tooltray.memory.core.session import apply_local, empty_snapshot
 from tooltray.memory.store.records import Changes, Load, LoadedTool, Unload, Use
 
 

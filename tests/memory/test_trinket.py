@@ -13,7 +13,7 @@ from tooltray.events import (
     escape_hatch,
     loader_degraded,
 )
-from tooltray.memory.metatools import META_TOOL_NAMES
+from tooltray.memory.metatools.specs import META_TOOL_NAMES
 from tooltray.memory.store import Store
 from tooltray.tools.errors import EmbedderError
 

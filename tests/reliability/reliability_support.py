@@ -217,7 +217,7 @@ class Vectors:
 def compute_vectors(folder: Path) -> Vectors:
     """Embed the demo catalog once (real MiniLM) through a store and save the vectors."""
     from tooltray.memory.config import Settings
-    from tooltray.memory.planner import Planner
+    from tooltray.memory.core.planner import Planner
     from tooltray.tools.demo import demo_registry
 
     url = f"sqlite:///{folder / 'embed.db'}"

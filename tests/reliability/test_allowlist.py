@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 
 from tooltray.events import ToolUsed, TurnCompleted, emit, tool_used, turn_completed
-from tooltray.memory.agent_calls import REFUSED, CallRunner
+from tooltray.memory.agent.calls import REFUSED, CallRunner
 from tooltray.memory.config import Settings
-from tooltray.memory.prompt import PromptView
+from tooltray.memory.core.prompt import PromptView
+from tooltray.memory.core.trinket import ToolLoaderTrinket
 from tooltray.memory.store import Store
-from tooltray.memory.trinket import ToolLoaderTrinket
 from tooltray.tools.demo import demo_registry, demo_skills_dir
 from tooltray.tools.errors import EmbedderError
 from tooltray.tools.registry import ToolRegistry

@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 from sqlalchemy import create_engine, text
 
 from tooltray.memory.config import Settings
+from tooltray.memory.core.trinket import ToolLoaderTrinket
 from tooltray.memory.store import Store
 from tooltray.memory.store.records import Changes, Load
-from tooltray.memory.trinket import ToolLoaderTrinket
 from tooltray.tools.demo import demo_registry
 from tooltray.tools.errors import SchemaVersionError, StoreError
 

@@ -23,15 +23,15 @@ import reliability_support as rs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tooltray.memory.agent_calls import CallRunner
+from tooltray.memory.agent.calls import CallRunner
 from tooltray.memory.config import Settings
-from tooltray.memory.metatools import META_TOOL_NAMES
+from tooltray.memory.core.trinket import ToolLoaderTrinket
+from tooltray.memory.metatools.specs import META_TOOL_NAMES
 from tooltray.memory.store import Store
-from tooltray.memory.trinket import ToolLoaderTrinket
 from tooltray.tools.demo import demo_registry
 from tooltray.tools.errors import DuplicateToolError, ToolSpecError, TooltrayError
-from tooltray.tools.import_mcp import from_mcp
-from tooltray.tools.import_openai import from_openai
+from tooltray.tools.importers.mcp import from_mcp
+from tooltray.tools.importers.openai import from_openai
 from tooltray.tools.names import match_key
 from tooltray.tools.registry import ToolRegistry
 from tooltray.tools.render import render
@@ -375,8 +375,8 @@ def test_schema_values_json_cannot_carry_are_refused(value: Any, said: str) -> N
 PATTERN_PROBE = textwrap.dedent(
     """
     import json
-    from tooltray.memory.agent_calls import schema_problems
-    from tooltray.tools.import_openai import from_openai
+    from tooltray.memory.agent.calls import schema_problems
+    from tooltray.tools.importers.openai import from_openai
     spec = from_openai({"name": "t", "description": "d", "parameters": {"type": "object",
         "properties": {"p": {"type": "string", "pattern": "(a+)+$"},
                        "q": {"type": "object", "patternProperties": {"(a|aa)+$": {"type": "null"}}},

@@ -297,7 +297,7 @@ def test_a_restart_mid_turn_does_not_bring_back_an_unloaded_tool(seeded_sqlite: 
     """A restarted process rehydrates with ``prepare``; it must not redo the turn's growth and
     re-add a tool the model unloaded earlier in that turn (the loaded set must stay the same)."""
     from tooltray.memory.config import Settings
-    from tooltray.memory.trinket import ToolLoaderTrinket
+    from tooltray.memory.core.trinket import ToolLoaderTrinket
 
     trip = "Find me flights from Boston to Lisbon on Nov 10 and a hotel there."
     code = "The parse_range test is failing: read src/dates.py and fix the off-by-one bug."

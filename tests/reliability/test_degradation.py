@@ -37,14 +37,14 @@ from tooltray.events import (
     tool_used,
     turn_completed,
 )
-from tooltray.memory.agent_calls import META, CallRunner
+from tooltray.memory.agent.calls import META, CallRunner
 from tooltray.memory.config import Settings
+from tooltray.memory.core.planner import Planner
+from tooltray.memory.core.trinket import ToolLoaderTrinket
 from tooltray.memory.embedders import CachedEmbedder, clear_memo, default_embedder
-from tooltray.memory.planner import Planner
 from tooltray.memory.retrieval import ToolIndex
-from tooltray.memory.retriever import IndexRetriever, Retriever
+from tooltray.memory.retrieval.adapter import IndexRetriever, Retriever
 from tooltray.memory.store import Store
-from tooltray.memory.trinket import ToolLoaderTrinket
 from tooltray.tools.demo import demo_core, demo_registry
 from tooltray.tools.errors import EmbedderError
 from tooltray.tools.registry import ToolRegistry

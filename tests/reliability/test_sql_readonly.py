@@ -20,7 +20,7 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import NullPool
 
-from tooltray.memory.cli import cli
+from tooltray.memory.cli.main import cli
 from tooltray.memory.store import Store
 from tooltray.memory.store.records import Changes, Load, Use
 from tooltray.memory.store.sql import READER_ROLE, run_readonly

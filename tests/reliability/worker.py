@@ -32,8 +32,8 @@ import reliability_support as rs  # noqa: E402
 import tooltray.memory.store.retry as retry  # noqa: E402
 from tooltray.events import ToolUsed, TurnCompleted, emit, tool_used, turn_completed  # noqa: E402
 from tooltray.memory.config import Settings  # noqa: E402
+from tooltray.memory.core.trinket import ToolLoaderTrinket  # noqa: E402
 from tooltray.memory.store import Store  # noqa: E402
-from tooltray.memory.trinket import ToolLoaderTrinket  # noqa: E402
 from tooltray.tools.demo import demo_registry  # noqa: E402
 
 

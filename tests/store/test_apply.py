@@ -8,7 +8,7 @@ from datetime import timezone
 
 import pytest
 
-from tooltray.memory.session import apply_local, empty_snapshot
+from tooltray.memory.core.session import apply_local, empty_snapshot
 from tooltray.memory.store import Store
 from tooltray.memory.store.records import (
     Changes,

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from tooltray.memory.results import ResultShelf
+from tooltray.memory.core.results import ResultShelf
 from tooltray.memory.store import Store
 from tooltray.tools.errors import StoreError
 

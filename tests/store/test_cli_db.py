@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tooltray.memory.cli import cli
+from tooltray.memory.cli.main import cli
 from tooltray.memory.store import Store
 from tooltray.memory.store.migrate import head
 from tooltray.memory.store.records import Changes, HistoryEvent, Load, TurnRecord, Unload, Use

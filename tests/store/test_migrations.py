@@ -11,7 +11,7 @@ from alembic import command
 from click.testing import CliRunner
 from sqlalchemy import inspect, text
 
-from tooltray.memory.cli import cli
+from tooltray.memory.cli.main import cli
 from tooltray.memory.store import Store, current, make_engine, upgrade
 from tooltray.memory.store.migrate import alembic_config, check, head, known_revisions
 from tooltray.memory.store.models import TABLES

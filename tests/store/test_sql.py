@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tooltray.memory.cli import cli
+from tooltray.memory.cli.main import cli
 from tooltray.memory.store import Store
 from tooltray.memory.store.records import Changes, Load, Use
 from tooltray.memory.store.sql import resolve_sql_url, run_readonly

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tooltray.tools.catalog import load_catalog
+from tooltray.tools.importers.catalog import load_catalog
 from tooltray.tools.spec import Bundle, ToolSpec
 
 GOLDEN = Path(__file__).parent / "golden"

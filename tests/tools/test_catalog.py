@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from tooltray.tools.catalog import load_catalog, read_catalog
 from tooltray.tools.errors import DuplicateToolError, ToolSpecError
+from tooltray.tools.importers.catalog import load_catalog, read_catalog
 from tooltray.tools.registry import ToolRegistry
 
 DATA = Path("/work/shared/data")

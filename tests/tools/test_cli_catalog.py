@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tooltray.memory.cli import cli
-from tooltray.tools.catalog import load_catalog
+from tooltray.memory.cli.main import cli
+from tooltray.tools.importers.catalog import load_catalog
 from tooltray.tools.render import RENDER_PATHS
 from tooltray.tools.tokens import block_tokens
 

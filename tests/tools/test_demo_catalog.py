@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from tooltray.memory.metatools import meta_tool_specs
-from tooltray.memory.skills import load_skills
+from tooltray.memory.core.skills import load_skills
+from tooltray.memory.metatools.specs import meta_tool_specs
 from tooltray.tools.demo import (
     demo_catalog_path,
     demo_core,
@@ -20,7 +20,7 @@ from tooltray.tools.demo import (
     demo_skills_dir,
     load_demo_catalog,
 )
-from tooltray.tools.demo_exec import execute_demo_tool
+from tooltray.tools.demo.executors import execute_demo_tool
 from tooltray.tools.spec import Bundle, ToolSpec, check_parameters
 
 try:

@@ -8,9 +8,9 @@ from typing import Annotated, Any, Literal
 import pytest
 from pydantic import BaseModel, Field
 
-from tooltray.tools.docstrings import parse_docstring
 from tooltray.tools.errors import ToolSpecError
-from tooltray.tools.import_callable import from_callable
+from tooltray.tools.importers.callable import from_callable
+from tooltray.tools.importers.docstrings import parse_docstring
 
 
 class Point(BaseModel):

@@ -8,8 +8,8 @@ import mcp.types
 import pytest
 
 from tooltray.tools.errors import ToolSpecError
-from tooltray.tools.import_mcp import from_mcp, from_mcp_list
-from tooltray.tools.import_openai import from_openai
+from tooltray.tools.importers.mcp import from_mcp, from_mcp_list
+from tooltray.tools.importers.openai import from_openai
 from tooltray.tools.registry import ToolRegistry
 from tooltray.tools.render import openai_chat_tool, openai_responses_tool
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from tooltray.tools import tokens
-from tooltray.tools.catalog import load_catalog
 from tooltray.tools.errors import ConfigError
+from tooltray.tools.importers.catalog import load_catalog
 from tooltray.tools.render import RENDER_PATHS, render, render_one
 from tooltray.tools.spec import ToolSpec
 from tooltray.tools.tokens import (

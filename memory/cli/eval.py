@@ -12,8 +12,8 @@ from typing import Any
 
 import click
 
-from tooltray.memory.cli_db import DB_OPTION, emit
-from tooltray.memory.eval_recall import RecallReport, evaluate_store
+from tooltray.memory.cli.db import DB_OPTION, emit
+from tooltray.memory.eval.recall import RecallReport, evaluate_store
 from tooltray.memory.store import Store, resolve_url
 from tooltray.memory.store.probe import display_url, probe
 from tooltray.tools.errors import StoreError

@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING, Any
 
 from tooltray.events import payloads as p
 from tooltray.events import signals as sig
-from tooltray.memory.agent_calls import CallRunner, ToolCall
-from tooltray.memory.prompt import PromptView, compose
-from tooltray.memory.textcalls import is_result_message, parse_tool_calls, result_message
+from tooltray.memory.agent.calls import CallRunner, ToolCall
+from tooltray.memory.agent.textcalls import is_result_message, parse_tool_calls, result_message
+from tooltray.memory.core.prompt import PromptView, compose
 from tooltray.tools.errors import ConfigError, TooltrayError
 
 if TYPE_CHECKING:
-    from tooltray.memory.trinket import ToolLoaderTrinket
+    from tooltray.memory.core.trinket import ToolLoaderTrinket
 
 log = logging.getLogger("tooltray")
 AGENT_PATHS = ("openai", "text")

@@ -12,11 +12,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tooltray.memory.config import Settings
-from tooltray.memory.prompt import bundle_menu, render_native
-from tooltray.memory.retriever import Progress, Retriever, build_retriever, lexical_retriever
-from tooltray.memory.selection import Candidate, Caps, admit, order_candidates
-from tooltray.memory.session import SessionState
-from tooltray.memory.skills import SkillLibrary, load_skills
+from tooltray.memory.core.prompt import bundle_menu, render_native
+from tooltray.memory.core.selection import Candidate, Caps, admit, order_candidates
+from tooltray.memory.core.session import SessionState
+from tooltray.memory.core.skills import SkillLibrary, load_skills
+from tooltray.memory.retrieval.adapter import (
+    Progress,
+    Retriever,
+    build_retriever,
+    lexical_retriever,
+)
 from tooltray.tools.registry import ToolRegistry
 from tooltray.tools.render import canonical_json
 from tooltray.tools.tokens import count_tokens, tokens_per_tool
@@ -75,7 +80,7 @@ class Planner:
 
     def _eager(self, specs: Sequence[Any]) -> int:
         if self.settings.path == "text":
-            from tooltray.memory.prompt import text_block
+            from tooltray.memory.core.prompt import text_block
 
             return count_tokens(text_block(specs)).n
         return count_tokens(canonical_json(render_native(self.settings.path, specs))).n

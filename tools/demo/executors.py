@@ -1,8 +1,8 @@
 """Simulated implementations of the demo tools, so an agent loop can really execute them.
 
 Results are deterministic: a seeded RNG derived from the tool name and arguments, and a fixed
-"today" (``demo_world.DEMO_TODAY``). Math really computes; files act on a small workspace;
-list-like tools fill three items from the ``demo_world.ITEMS`` templates; ``web_fetch`` and
+"today" (``world.DEMO_TODAY``). Math really computes; files act on a small workspace;
+list-like tools fill three items from the ``world.ITEMS`` templates; ``web_fetch`` and
 ``documents_read`` return long documents so result compression can be shown; a few tools have
 their own small handler, and everything else gets a generic confirmation. Bad arguments never
 raise: the model gets ``{"error": ...}`` saying what was wrong and what to do, the way a real
@@ -19,9 +19,10 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
-from tooltray.tools.demo_files import FILES
-from tooltray.tools.demo_math import MATH
-from tooltray.tools.demo_world import ITEMS, day, fill_item, long_text, person
+from tooltray.tools.demo.catalog import load_demo_catalog
+from tooltray.tools.demo.files import FILES
+from tooltray.tools.demo.math import MATH
+from tooltray.tools.demo.world import ITEMS, day, fill_item, long_text, person
 from tooltray.tools.names import did_you_mean
 from tooltray.tools.spec import ToolSpec
 
@@ -131,8 +132,6 @@ def _generic(name: str, a: Args, r: random.Random) -> dict[str, Any]:
 
 @lru_cache(maxsize=1)
 def _specs() -> dict[str, ToolSpec]:
-    from tooltray.tools.demo import load_demo_catalog
-
     return {spec.name: spec for spec in load_demo_catalog()[0]}
 
 

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from tooltray.tools.errors import ToolSpecError, shown
-from tooltray.tools.import_openai import spec_from_fields
+from tooltray.tools.importers.openai import spec_from_fields
 from tooltray.tools.spec import ToolSpec, check_name
 
 # MCP fields that describe display or behaviour, not the call; accepted and not rendered.

@@ -18,8 +18,8 @@ from rich.table import Table
 
 from tooltray.events import ToolUsed, TurnCompleted, emit, tool_used, turn_completed
 from tooltray.memory.config import Settings
+from tooltray.memory.core.trinket import ToolLoaderTrinket
 from tooltray.memory.store import Store, resolve_url
-from tooltray.memory.trinket import ToolLoaderTrinket
 from tooltray.tools.demo import demo_registry, demo_script, demo_skills_dir
 
 PREFIX = "demo-"

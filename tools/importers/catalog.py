@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tooltray.tools.build import make_spec
 from tooltray.tools.errors import DuplicateToolError, ToolSpecError, shown
+from tooltray.tools.importers.build import make_spec
 from tooltray.tools.names import match_key, sanitize_name
 from tooltray.tools.spec import Bundle, ToolSpec, check_name
 

@@ -19,10 +19,10 @@ from typing import Any
 
 import click
 
-from tooltray.memory.agent import Agent, TurnResult
-from tooltray.memory.mcp_source import MCPSource
+from tooltray.memory.agent.loop import Agent, TurnResult
 from tooltray.tools.errors import ConfigError
 from tooltray.tools.registry import ToolRegistry
+from tooltray.tools.sources.mcp import MCPSource
 
 SHOW_CHARS = 160
 QUIT = ("/quit", "/exit", "exit", "quit")
@@ -166,8 +166,8 @@ def build_agent(
     from openai import OpenAI
 
     from tooltray.memory.config import Settings
+    from tooltray.memory.core.trinket import ToolLoaderTrinket
     from tooltray.memory.store import Store, resolve_url
-    from tooltray.memory.trinket import ToolLoaderTrinket
 
     url = resolve_url(db)
     settings = Settings(db=url, path="text" if path == "text" else "openai")

@@ -15,8 +15,8 @@ from typing import Any
 
 import click
 
-from tooltray.tools.catalog import load_catalog
 from tooltray.tools.errors import ConfigError
+from tooltray.tools.importers.catalog import load_catalog
 from tooltray.tools.render import RENDER_PATHS
 from tooltray.tools.spec import Bundle, ToolSpec
 from tooltray.tools.tokens import ENCODINGS, block_tokens, is_estimated, tokens_per_tool

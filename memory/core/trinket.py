@@ -21,9 +21,22 @@ from typing import Any, Literal
 
 from tooltray.events import payloads as p
 from tooltray.events import signals as sig
-from tooltray.memory import loading
 from tooltray.memory.config import Settings
-from tooltray.memory.metatools import (
+from tooltray.memory.core.planner import Planner
+from tooltray.memory.core.prompt import NATIVE_PATHS, PromptView, compose
+from tooltray.memory.core.results import ResultShelf
+from tooltray.memory.core.selection import Candidate, expired_fallbacks, idle_tools
+from tooltray.memory.core.session import (
+    MODE_DEGRADED,
+    MODE_DISABLED,
+    MODE_SELECTED,
+    SessionState,
+    apply_local,
+    empty_snapshot,
+    grown_turn,
+)
+from tooltray.memory.metatools import effects as loading
+from tooltray.memory.metatools.specs import (
     FALLBACK,
     LOAD_TOOLS,
     META_TOOL_NAMES,
@@ -33,19 +46,6 @@ from tooltray.memory.metatools import (
     parse_load,
     parse_read_result,
     parse_unload,
-)
-from tooltray.memory.planner import Planner
-from tooltray.memory.prompt import NATIVE_PATHS, PromptView, compose
-from tooltray.memory.results import ResultShelf
-from tooltray.memory.selection import Candidate, expired_fallbacks, idle_tools
-from tooltray.memory.session import (
-    MODE_DEGRADED,
-    MODE_DISABLED,
-    MODE_SELECTED,
-    SessionState,
-    apply_local,
-    empty_snapshot,
-    grown_turn,
 )
 from tooltray.memory.store import Store
 from tooltray.memory.store.records import (

@@ -2,7 +2,7 @@
 
 The tools cover what a personal/work assistant touches (files, git, web, calendar, email, chat,
 database, math, weather, travel, shopping, documents, memory, maps, contacts) so that retrieval,
-bundles and the meta-tools have a catalog large enough to matter. ``demo_exec`` simulates them.
+bundles and the meta-tools have a catalog large enough to matter. ``executors`` simulates them.
 
 The CORE (always loaded, ``pinned=True``) is kept to four cheap tools every session needs:
 
@@ -19,50 +19,49 @@ Everything else is found by retrieval or ``load_tools``. The CORE list lives in
 from __future__ import annotations
 
 import json
-from importlib.resources import as_file, files
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-from tooltray.tools.catalog import read_catalog
 from tooltray.tools.errors import ConfigError, ToolSpecError
-from tooltray.tools.layer import ToolLayer
-from tooltray.tools.registry import ToolRegistry
+from tooltray.tools.importers.catalog import read_catalog
 from tooltray.tools.spec import Bundle, ToolSpec
 
 CATALOG_FILE = "demo_catalog.jsonl"
 BUNDLES_FILE = "demo_bundles.json"
 SOURCE = "demo"
+DATA_PACKAGE = "tooltray.tools.demo"
 
 
 def demo_catalog_path() -> Path:
     """The installed ``demo_catalog.jsonl`` (a real file: tooltray is never zip-imported)."""
-    return _data_file("tooltray.tools", CATALOG_FILE)
+    return _data_file(CATALOG_FILE)
 
 
 def demo_skills_dir() -> Path:
     """The folder of demo ``SKILL.md`` files, usable as ``skills_dir``."""
-    return _data_file("tooltray.memory", "skills")
+    return _data_file("skills")
 
 
 def demo_script() -> list[dict[str, Any]]:
     """The scripted demo conversation: turns of ``user``, gold ``calls`` and ``assistant``."""
-    data = json.loads(_data_file("tooltray.memory", "demo_script.json").read_text("utf-8"))
+    data = json.loads(_data_file("demo_script.json").read_text("utf-8"))
     turns: list[dict[str, Any]] = data["turns"]
     return turns
 
 
-def _data_file(package: str, name: str) -> Path:
-    path = Path(str(files(package) / "data" / name))
+def _data_file(name: str) -> Path:
+    path = Path(str(files(DATA_PACKAGE) / "data" / name))
     if not path.exists():
         raise ConfigError(
-            f"Demo data {name!r} is missing from {package}; reinstall tooltray "
+            f"Demo data {name!r} is missing from {DATA_PACKAGE}; reinstall tooltray "
             "(the wheel's package-data must include it)."
         )
     return path
 
 
 def _bundle_info() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(_data_file("tooltray.tools", BUNDLES_FILE).read_text("utf-8"))
+    data: dict[str, Any] = json.loads(_data_file(BUNDLES_FILE).read_text("utf-8"))
     return data
 
 
@@ -78,8 +77,7 @@ def load_demo_catalog() -> tuple[list[ToolSpec], list[Bundle]]:
         ToolSpecError: the packaged files disagree (a CORE name or bundle that does not exist).
     """
     info = _bundle_info()
-    with as_file(files("tooltray.tools") / "data" / CATALOG_FILE) as path:
-        catalog = read_catalog(path, source=SOURCE)
+    catalog = read_catalog(demo_catalog_path(), source=SOURCE)
     core = set(info["core"])
     missing = core - {t.name for t in catalog.tools}
     if missing:
@@ -91,24 +89,3 @@ def load_demo_catalog() -> tuple[list[ToolSpec], list[Bundle]]:
         for b in catalog.bundles
     ]
     return tools, bundles
-
-
-class _Simulated:
-    """Executor for one demo tool: keyword arguments in, simulated JSON result out."""
-
-    def __init__(self, tool: str) -> None:
-        self.tool = tool
-
-    def __call__(self, **arguments: Any) -> str:
-        from tooltray.tools.demo_exec import execute_demo_tool
-
-        return execute_demo_tool(self.tool, arguments)
-
-
-def demo_registry() -> ToolRegistry:
-    """A registry of the demo catalog whose tools run their simulated implementations."""
-    tools, bundles = load_demo_catalog()
-    layer = ToolLayer("catalog")
-    for spec in tools:
-        layer.add(spec, _Simulated(spec.name))
-    return ToolRegistry(layer, bundles=bundles)

@@ -21,7 +21,7 @@ from contextlib import AbstractContextManager, asynccontextmanager
 from typing import IO, Any
 
 from tooltray.tools.errors import TooltrayError
-from tooltray.tools.import_mcp import from_mcp
+from tooltray.tools.importers.mcp import from_mcp
 from tooltray.tools.registry import ToolRegistry
 from tooltray.tools.spec import ToolSpec
 

@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from tooltray.memory.config import Settings
+from tooltray.memory.core.selection import Candidate
 from tooltray.memory.embedders import CachedEmbedder, OpenAIEmbedder, default_embedder
 from tooltray.memory.retrieval import Query, ToolIndex, build_query, doc_text
-from tooltray.memory.selection import Candidate
 from tooltray.tools.errors import EmbedderError
 from tooltray.tools.spec import ToolSpec
 
 if TYPE_CHECKING:
-    from tooltray.memory.skills import Skill, SkillLibrary
+    from tooltray.memory.core.skills import Skill, SkillLibrary
     from tooltray.memory.store import Store
 
 Progress = Callable[[int, int], None]

@@ -1,4 +1,4 @@
-"""The ``tooltray`` command line: one click group; each concept lives in its own ``cli_*`` module.
+"""The ``tooltray`` command line: one click group; each command group lives in its own module.
 
 Every command takes ``--db URL`` (else ``TOOLTRAY_DB``, else ``./tooltray.db``) and prints a
 readable table by default, ``--format json|csv`` for machines. Errors exit non-zero with one line.
@@ -15,11 +15,11 @@ from tooltray.tools.errors import TooltrayError
 
 COMMAND_MODULES: tuple[str, ...] = (
     # each module exposes COMMANDS: list[click.Command]; add one line per module
-    "cli_catalog",
-    "cli_chat",
-    "cli_db",
-    "cli_demo",
-    "cli_eval",
+    "catalog",
+    "chat",
+    "db",
+    "demo",
+    "eval",
 )
 
 
@@ -42,7 +42,7 @@ def cli() -> None:
 
 def _register() -> None:
     for name in COMMAND_MODULES:
-        module = importlib.import_module(f"tooltray.memory.{name}")
+        module = importlib.import_module(f"tooltray.memory.cli.{name}")
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from tooltray.tools.build import make_spec
 from tooltray.tools.errors import ToolSpecError, shown, shown_keys
+from tooltray.tools.importers.build import make_spec
 from tooltray.tools.spec import ToolSpec
 
 _FUNCTION_KEYS = frozenset({"name", "description", "parameters", "strict"})

@@ -14,9 +14,9 @@ from typing import Any
 from pydantic import Field, create_model
 from pydantic.errors import PydanticUserError
 
-from tooltray.tools.build import make_spec
-from tooltray.tools.docstrings import parse_docstring
 from tooltray.tools.errors import ToolSpecError
+from tooltray.tools.importers.build import make_spec
+from tooltray.tools.importers.docstrings import parse_docstring
 from tooltray.tools.spec import ToolSpec, check_name
 
 _DATA_KEYS = frozenset({"default", "enum", "const", "examples"})

@@ -32,7 +32,7 @@ from tooltray.tools.render import canonical_json, render_line
 from tooltray.tools.spec import ToolSpec
 
 if TYPE_CHECKING:
-    from tooltray.memory.trinket import ToolLoaderTrinket
+    from tooltray.memory.core.trinket import ToolLoaderTrinket
 
 log = logging.getLogger("tooltray")
 MAX_ERRORS = 5

@@ -1,0 +1,32 @@
+"""The meta-tools (load_tools, unload_tools, fallback, read_result): specs, parsing, effects."""
+
+from tooltray.memory.metatools.effects import Outcome, fallback, load_tools, unload_tools
+from tooltray.memory.metatools.specs import (
+    FALLBACK,
+    LOAD_TOOLS,
+    META_TOOL_NAMES,
+    READ_RESULT,
+    UNLOAD_TOOLS,
+    LoadRequest,
+    meta_tool_specs,
+    parse_load,
+    parse_read_result,
+    parse_unload,
+)
+
+__all__ = [
+    "FALLBACK",
+    "LOAD_TOOLS",
+    "META_TOOL_NAMES",
+    "READ_RESULT",
+    "UNLOAD_TOOLS",
+    "LoadRequest",
+    "Outcome",
+    "fallback",
+    "load_tools",
+    "meta_tool_specs",
+    "parse_load",
+    "parse_read_result",
+    "parse_unload",
+    "unload_tools",
+]

@@ -1,0 +1,7 @@
+"""Live tool sources: tools served by another process (MCP servers over stdio)."""
+
+from tooltray.tools.sources.mcp import MCPSource
+
+__all__ = [
+    "MCPSource",
+]
