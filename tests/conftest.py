@@ -18,6 +18,8 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
+from tooltray.memory.store import BaseStore, MemoryStore, Store
+
 PG_ENV = "TOOLTRAY_TEST_PG_URL"
 
 
@@ -72,3 +74,17 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         return
     with fresh_pg_database(pg_admin_url()) as url:
         yield url
+
+
+@pytest.fixture(params=["memory", "sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[BaseStore]:
+    """Each implementation of the store protocol, fresh: in memory, SQLite, PostgreSQL."""
+    if request.param == "memory":
+        yield MemoryStore()
+        return
+    if request.param == "sqlite":
+        with Store(f"sqlite:///{tmp_path / 'tooltray.db'}") as opened:
+            yield opened
+        return
+    with fresh_pg_database(pg_admin_url()) as url, Store(url) as opened:
+        yield opened

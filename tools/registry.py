@@ -17,6 +17,7 @@ from typing import Any
 
 from tooltray.tools.errors import (
     SHOWN_CHARS,
+    ConfigError,
     DuplicateToolError,
     ToolNotAllowedError,
     TooltrayError,
@@ -128,6 +129,31 @@ class ToolRegistry:
         with self._lock:
             self._policy = Policy(self.allow, entries)
             self._policy_version += 1
+
+    def narrowed(
+        self, allow: Iterable[str] | None = None, deny: Iterable[str] = ()
+    ) -> ToolRegistry:
+        """These tools behind a stricter policy; this registry itself is left unchanged.
+
+        The result shares both layers, so a tool registered on either at run time shows in
+        both. ``deny`` adds to this registry's deny-list; ``allow`` sets the allow-list where
+        this registry has none. With nothing to narrow, this registry itself is returned.
+
+        Raises:
+            ConfigError: this registry and ``allow`` carry different allow-lists.
+        """
+        extra = frozenset(deny)
+        if allow is None and not extra:
+            return self
+        if allow is not None and self.allow is not None and set(self.allow) != set(allow):
+            raise ConfigError(
+                "Both the registry and the settings have an allow-list: keep one of them "
+                "(ToolRegistry(allow=...) or Settings(allow=...) / TOOLTRAY_ALLOW)."
+            )
+        view = ToolRegistry(self.catalog)
+        view.instance = self.instance
+        view._policy = Policy(self.allow if allow is None else allow, self.deny | extra)
+        return view
 
     # -- mutation -----------------------------------------------------------------------------
 

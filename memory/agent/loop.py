@@ -23,7 +23,7 @@ from tooltray.events import payloads as p
 from tooltray.events import signals as sig
 from tooltray.memory.agent.calls import CallRunner, ToolCall
 from tooltray.memory.agent.textcalls import is_result_message, parse_tool_calls, result_message
-from tooltray.memory.core.prompt import PromptView, compose
+from tooltray.memory.core.prompt import PromptView
 from tooltray.tools.errors import ConfigError, TooltrayError
 
 if TYPE_CHECKING:
@@ -200,16 +200,7 @@ class Agent:
 
     def _all_tools(self, session_id: str, history: Sequence[Message]) -> PromptView:
         turn = sum(1 for m in self._visible(history) if m.get("role") == "user")
-        return compose(
-            session_id=session_id,
-            turn=turn,
-            path=self.trinket.settings.path,
-            mode="degraded",
-            instructions=self.trinket.settings.instructions,
-            specs=self.trinket.registry.allowed(),
-            menu="",
-            eager_tokens=0,
-        )
+        return self.trinket.all_tools_view(session_id, turn)
 
     def _ask(self, view: PromptView, history: Sequence[Message], step: int) -> dict[str, Any]:
         request: dict[str, Any] = {"model": self.model, "messages": view.messages(history)}

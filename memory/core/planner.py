@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from tooltray.memory.config import Settings
 from tooltray.memory.core.prompt import bundle_menu, render_native
 from tooltray.memory.core.selection import Candidate, Caps, admit, order_candidates
-from tooltray.memory.core.session import SessionState
+from tooltray.memory.core.session import MODE_ALL, MODE_SELECTED, SessionState
 from tooltray.memory.core.skills import SkillLibrary, load_skills
 from tooltray.memory.retrieval.adapter import (
     Progress,
@@ -22,22 +22,20 @@ from tooltray.memory.retrieval.adapter import (
     build_retriever,
     lexical_retriever,
 )
+from tooltray.memory.store.records import SelectionMode
 from tooltray.tools.registry import ToolRegistry
 from tooltray.tools.render import canonical_json
 from tooltray.tools.tokens import count_tokens, tokens_per_tool
 
 if TYPE_CHECKING:
-    from tooltray.memory.store import Store
-
-MODE_ALL = "all"
-MODE_SELECTED = "selected"
+    from tooltray.memory.store.base import BaseStore
 
 
 @dataclass
 class Plan:
     """What to append to the loaded set, and the session's mode (``selected`` or ``all``)."""
 
-    mode: str
+    mode: SelectionMode
     loads: list[Candidate] = field(default_factory=list)
 
 
@@ -61,7 +59,7 @@ class Planner:
         store: where tool-doc embeddings are cached (``None``: in memory only).
     """
 
-    def __init__(self, registry: ToolRegistry, settings: Settings, store: Store | None = None):
+    def __init__(self, registry: ToolRegistry, settings: Settings, store: BaseStore | None = None):
         self.registry = registry
         self.settings = settings
         self.store = store
@@ -144,8 +142,7 @@ class Planner:
         if initial and self.all_fit():
             names = [s.name for s in self.registry.allowed()]
             return Plan(MODE_ALL, [Candidate(n, MODE_ALL) for n in names if not state.is_loaded(n)])
-        mode = str(state.snapshot.meta.get("mode", MODE_SELECTED))
-        if mode == MODE_ALL and not initial:
+        if state.selection_mode == MODE_ALL and not initial:
             return Plan(MODE_ALL)
         if initial:
             cands = order_candidates(self._core(), self._skill_tools(users), self._picks(users))

@@ -1,6 +1,6 @@
 """Tool-result compression: long results are shortened in the prompt behind a handle.
 
-The full text is stored (in the database when there is one) and the model pages through it with
+The full text is stored (in the store, and in this process) and the model pages through it with
 the ``read_result(handle, offset)`` meta-tool, so nothing is lost and the context stays small.
 """
 
@@ -24,11 +24,11 @@ class ResultShelf:
     """Shortens long tool results and serves their pages back.
 
     Args:
-        store: where full results live; ``None`` keeps them in this process only.
+        store: where full results live (a database, or the in-memory store).
         max_chars: results longer than this are shortened (the page size of ``read_result``).
     """
 
-    def __init__(self, store: ResultStore | None, max_chars: int = 1500) -> None:
+    def __init__(self, store: ResultStore, max_chars: int = 1500) -> None:
         self.store = store
         self.max_chars = max_chars
         self._local: dict[str, str] = {}
@@ -42,14 +42,13 @@ class ResultShelf:
         ).hexdigest()
         handle = f"r-{digest[:16]}"
         self._local[handle] = result
-        if self.store is not None:
-            self.store.put_result(handle, session_id, turn, tool, result)
+        self.store.put_result(handle, session_id, turn, tool, result)
         return self._page(handle, result, 0)
 
     def read(self, handle: str, offset: int = 0) -> str:
         """The page of a stored result starting at ``offset`` (a clear message if unknown)."""
         content = self._local.get(handle)
-        if content is None and self.store is not None:
+        if content is None:
             content = self.store.get_result(handle)
         if content is None:
             return (

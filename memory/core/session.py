@@ -1,26 +1,26 @@
-"""Per-session state held by the trinket, and the store's change rules applied in memory.
+"""Per-session state held by the trinket: the stored snapshot plus what only this process knows.
 
-:func:`apply_local` mirrors :meth:`Store.apply` exactly, so when the database is unreachable the
-trinket keeps the turn alive on the last known set, queues the changes, and replays them later.
+The change rules themselves live with the store (:mod:`tooltray.memory.store.rules`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
-from tooltray.memory.store.records import Changes, LoadedTool, SessionSnapshot
+from tooltray.memory.store.records import Changes, SelectionMode, SessionSnapshot
 
-MODE_SELECTED = "selected"
-MODE_ALL = "all"
-MODE_DISABLED = "disabled"
-MODE_DEGRADED = "degraded"
+Health = Literal["ok", "degraded", "disabled"]
+"""Whether the loader works for a session: ``ok``; ``degraded`` (a fault: every tool is shown
+until it passes); ``disabled`` (loader or memory switched off: every tool, silently)."""
 
+ViewMode = Literal["selected", "all", "degraded", "disabled"]
+"""What a prompt shows: a selection, everything because the catalog is small (``all``), or
+everything because the loader is degraded or disabled."""
 
-def empty_snapshot(session_id: str) -> SessionSnapshot:
-    """A session the store has never seen."""
-    now = datetime.now(timezone.utc)
-    return SessionSnapshot(session_id, 0, "active", (), {}, now, now)
+MODE_SELECTED: SelectionMode = "selected"
+MODE_ALL: SelectionMode = "all"
 
 
 def grown_turn(snapshot: SessionSnapshot) -> int:
@@ -29,49 +29,19 @@ def grown_turn(snapshot: SessionSnapshot) -> int:
     return grown if isinstance(grown, int) and not isinstance(grown, bool) else -1
 
 
-def _apply_loads(tools: list[LoadedTool], changes: Changes) -> list[LoadedTool]:
-    by_name = {t.name: i for i, t in enumerate(tools)}
-    for load in changes.loads:
-        if load.name in by_name:
-            i = by_name[load.name]
-            if tools[i].fallback and not load.fallback:
-                tools[i] = replace(tools[i], fallback=False, source=load.source, score=load.score)
+def user_texts(messages: Sequence[dict[str, Any]]) -> list[str]:
+    """The user messages' text, oldest first (list-of-parts contents are joined)."""
+    out = []
+    for m in messages:
+        if m.get("role") != "user":
             continue
-        position = max((t.position for t in tools), default=-1) + 1
-        by_name[load.name] = len(tools)
-        tools.append(
-            LoadedTool(load.name, position, load.turn, None, load.source, load.score, load.fallback)
-        )
-    return tools
-
-
-def apply_local(snapshot: SessionSnapshot, changes: Changes) -> SessionSnapshot:
-    """Apply ``changes`` to ``snapshot`` with the store's rules (append-only order, max turn).
-
-    Only the store knows whether a session already existed, so ``only_new`` is left to it.
-    """
-    if changes.skipped(snapshot.meta, existed=False):
-        return snapshot
-    gone = {u.name for u in changes.unloads}
-    tools = [t for t in snapshot.loaded if t.name not in gone]
-    tools = _apply_loads(tools, changes)
-    used: dict[str, int] = {}
-    for use in changes.uses:
-        used[use.name] = max(use.turn, used.get(use.name, use.turn))
-    tools = [
-        replace(t, last_used_turn=max(used[t.name], t.last_used_turn or 0)) if t.name in used else t
-        for t in tools
-    ]
-    meta = dict(snapshot.meta)
-    meta.update(changes.meta or {})
-    return replace(
-        snapshot,
-        turn=max(snapshot.turn, changes.turn or 0),
-        status=changes.status or snapshot.status,
-        loaded=tuple(tools),
-        meta=meta,
-        updated_at=datetime.now(timezone.utc),
-    )
+        content = m.get("content")
+        if isinstance(content, list):
+            content = " ".join(
+                str(part.get("text", "")) for part in content if isinstance(part, dict)
+            )
+        out.append(str(content or ""))
+    return out
 
 
 @dataclass
@@ -80,7 +50,8 @@ class SessionState:
 
     Attributes:
         snapshot: the loaded set and counters as last stored (or applied locally).
-        mode: ``selected`` (normal), ``all`` (activation threshold), ``disabled`` or ``degraded``.
+        health: ``ok``, ``degraded`` or ``disabled`` (see :data:`Health`); what selection
+            decided (``selected`` or ``all``) is stored in the snapshot's meta instead.
         fallback_turn: the turn a ``fallback`` is active for, if any.
         pending: changes the store could not take yet, replayed in order when it is back.
         deferred: tool-used changes applied here and stored with the next commit.
@@ -90,12 +61,12 @@ class SessionState:
         warned: reasons logged loudly in the current outage (cleared when it ends, so that a
             later outage is logged again).
         unread: the store could not be read when this state was made: it is not known yet
-            whether the session is stored (see ``ToolLoaderTrinket._unread``).
+            whether the session is stored (see :meth:`Journal.unread`).
     """
 
     session_id: str
     snapshot: SessionSnapshot
-    mode: str = MODE_SELECTED
+    health: Health = "ok"
     fallback_turn: int | None = None
     pending: list[Changes] = field(default_factory=list)
     deferred: Changes | None = None
@@ -104,6 +75,16 @@ class SessionState:
     grown_turn: int = -1
     warned: set[str] = field(default_factory=set)
     unread: bool = False
+
+    @property
+    def selection_mode(self) -> SelectionMode:
+        """What the stored selection decided: a ``selected`` subset or ``all`` tools."""
+        return self.snapshot.meta.get("mode", MODE_SELECTED)
+
+    @property
+    def selected(self) -> bool:
+        """Whether the session's first selection is stored."""
+        return bool(self.snapshot.meta.get("selected"))
 
     @property
     def turn(self) -> int:

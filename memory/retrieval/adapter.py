@@ -27,7 +27,7 @@ from tooltray.tools.spec import ToolSpec
 
 if TYPE_CHECKING:
     from tooltray.memory.core.skills import Skill, SkillLibrary
-    from tooltray.memory.store import Store
+    from tooltray.memory.store.base import BaseStore
 
 Progress = Callable[[int, int], None]
 SEARCH_K = 5
@@ -130,7 +130,7 @@ def _candidates(hits: Sequence[Any]) -> list[Candidate]:
     return [Candidate(h.name, _source(h), float(h.score)) for h in hits]
 
 
-def make_embedder(settings: Settings, store: Store | None) -> Any:
+def make_embedder(settings: Settings, store: BaseStore | None) -> Any:
     """The embedder the settings name, with document embeddings cached in ``store``."""
     inner: Any
     if settings.embedder == "openai":
@@ -143,7 +143,7 @@ def make_embedder(settings: Settings, store: Store | None) -> Any:
 def build_retriever(
     specs: Sequence[ToolSpec],
     settings: Settings,
-    store: Store | None,
+    store: BaseStore | None,
     progress: Progress | None = None,
 ) -> Retriever:
     """Embed the catalog (cached) and build the hybrid index; raises EmbedderError when down."""

@@ -1,9 +1,12 @@
 """Durable state for tooltray: sessions, loaded sets, history, turns, embeddings and results.
 
-One :class:`Store` over a SQLAlchemy URL (SQLite file or PostgreSQL), schema managed by Alembic.
+:class:`BaseStore` is the protocol; :class:`Store` implements it over a SQLAlchemy URL (SQLite
+file or PostgreSQL, schema managed by Alembic) and :class:`MemoryStore` in this process only.
 """
 
+from tooltray.memory.store.base import BaseStore
 from tooltray.memory.store.engine import make_engine, readonly_engine, resolve_url
+from tooltray.memory.store.memory import MemoryStore
 from tooltray.memory.store.migrate import check, current, head, upgrade
 from tooltray.memory.store.records import (
     Changes,
@@ -16,21 +19,26 @@ from tooltray.memory.store.records import (
     Unload,
     Use,
 )
+from tooltray.memory.store.rules import apply_local, empty_snapshot
 from tooltray.memory.store.store import Store
 
 __all__ = [
+    "BaseStore",
     "Changes",
     "HistoryEvent",
     "Load",
     "LoadedTool",
+    "MemoryStore",
     "SessionInfo",
     "SessionSnapshot",
     "Store",
     "TurnRecord",
     "Unload",
     "Use",
+    "apply_local",
     "check",
     "current",
+    "empty_snapshot",
     "head",
     "make_engine",
     "readonly_engine",

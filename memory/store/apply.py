@@ -16,7 +16,7 @@ from sqlalchemy import Connection, bindparam, delete, insert, select, update
 
 from tooltray.memory.store.models import utcnow
 from tooltray.memory.store.queries import HISTORY, LOADED, SESSIONS, TURNS, read_loaded, upsert
-from tooltray.memory.store.records import Changes, SessionSnapshot
+from tooltray.memory.store.records import Changes, SessionMeta, SessionSnapshot, as_meta
 
 
 @dataclass
@@ -30,7 +30,7 @@ def apply_changes(conn: Connection, session_id: str, changes: Changes) -> Sessio
     """Apply ``changes`` to ``session_id`` inside the caller's (write) transaction."""
     now = utcnow()
     session, existed = _lock_session(conn, session_id, now)
-    if changes.skipped(session.meta or {}, existed):
+    if changes.skipped(as_meta(session.meta), existed):
         return _stored(conn, session_id, session)
     rows = _loaded_rows(conn, session_id)
     history: list[dict[str, Any]] = []
@@ -81,7 +81,7 @@ def _insert_session(conn: Connection, session_id: str, now: datetime) -> bool:
 
 def _stored(conn: Connection, sid: str, session: Any) -> SessionSnapshot:
     """The session as stored, for a change its guard skipped."""
-    meta = dict(session.meta or {})
+    meta = as_meta(session.meta)
     loaded = read_loaded(conn, sid)
     return SessionSnapshot(
         sid, session.turn, session.status, loaded, meta, session.created_at, session.updated_at
@@ -222,8 +222,7 @@ def _update_session(
 ) -> SessionSnapshot:
     turn = max(session.turn, changes.turn or 0)
     status = changes.status or session.status
-    meta = dict(session.meta or {})
-    meta.update(changes.meta or {})
+    meta: SessionMeta = {**as_meta(session.meta), **(changes.meta or {})}
     values = {"turn": turn, "status": status, "meta": meta, "updated_at": now}
     conn.execute(update(SESSIONS).where(SESSIONS.c.id == sid).values(**values))
     loaded = read_loaded(conn, sid)

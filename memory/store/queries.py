@@ -18,6 +18,7 @@ from tooltray.memory.store.records import (
     SessionInfo,
     SessionSnapshot,
     TurnRecord,
+    as_meta,
 )
 
 SESSIONS: Table = Base.metadata.tables["sessions"]
@@ -66,7 +67,7 @@ def read_snapshot(conn: Connection, session_id: str) -> SessionSnapshot | None:
         row.turn,
         row.status,
         loaded,
-        dict(row.meta or {}),
+        as_meta(row.meta),
         row.created_at,
         row.updated_at,
     )

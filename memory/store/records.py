@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
+from typing import Literal, TypedDict, cast
 
 Source = Literal[
     "core", "pinned", "skill", "semantic", "lexical", "escape", "manual", "fallback", "all"
@@ -30,6 +30,28 @@ EventKind = Literal[
     "resumed",
     "ended",
 ]
+
+
+SelectionMode = Literal["selected", "all"]
+
+
+class SessionMeta(TypedDict, total=False):
+    """A session's control flags, stored as JSON beside its counters.
+
+    Attributes:
+        selected: the first selection (made with a user message) is stored.
+        mode: what it decided: a ``selected`` subset, or ``all`` tools (a small catalog).
+        grown: the last turn whose growth is stored, so a restart does not grow it again.
+    """
+
+    selected: bool
+    mode: SelectionMode
+    grown: int
+
+
+def as_meta(stored: object) -> SessionMeta:
+    """The meta column as read back from the database (JSON: a dict, or NULL)."""
+    return cast(SessionMeta, dict(stored) if isinstance(stored, Mapping) else {})
 
 
 @dataclass(frozen=True)
@@ -120,15 +142,17 @@ class Changes:
     events: list[HistoryEvent] = field(default_factory=list)
     turn_record: TurnRecord | None = None
     status: str | None = None
-    meta: dict[str, object] | None = None
+    meta: SessionMeta | None = None
     only_new: bool = False
-    unless: dict[str, object] | None = None
+    unless: SessionMeta | None = None
 
-    def skipped(self, meta: Mapping[str, object], existed: bool) -> bool:
+    def skipped(self, meta: SessionMeta, existed: bool) -> bool:
         """True when a guard says this change was already made (by another process)."""
         if self.only_new and existed:
             return True
-        return any(meta.get(key) == value for key, value in (self.unless or {}).items())
+        unless: Mapping[str, object] = self.unless or {}
+        stored: Mapping[str, object] = meta
+        return any(stored.get(key) == value for key, value in unless.items())
 
     def empty(self) -> bool:
         """True when applying would change nothing."""
@@ -152,7 +176,7 @@ class SessionSnapshot:
     turn: int
     status: str
     loaded: tuple[LoadedTool, ...]
-    meta: dict[str, object]
+    meta: SessionMeta
     created_at: datetime | None = None
     updated_at: datetime | None = None
 

@@ -5,14 +5,15 @@ from __future__ import annotations
 import re
 
 from tooltray.memory.core.results import ResultShelf
+from tooltray.memory.store import MemoryStore
 
 
 def test_short_result_is_unchanged() -> None:
-    assert ResultShelf(None, 100).shorten("s", 1, "t", "x" * 100) == "x" * 100
+    assert ResultShelf(MemoryStore(), 100).shorten("s", 1, "t", "x" * 100) == "x" * 100
 
 
 def test_long_result_pages_back_to_the_full_text() -> None:
-    shelf = ResultShelf(None, 100)
+    shelf = ResultShelf(MemoryStore(), 100)
     text = "".join(chr(65 + i % 26) for i in range(1234))
     first = shelf.shorten("s", 1, "t", text)
     handle = re.search(r"(r-[0-9a-f]{16})", first).group(1)  # type: ignore[union-attr]

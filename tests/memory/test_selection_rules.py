@@ -10,8 +10,8 @@ from tooltray.memory.core.selection import (
     idle_tools,
     order_candidates,
 )
-from tooltray.memory.core.session import apply_local, empty_snapshot
 from tooltray.memory.store.records import Changes, Load, LoadedTool, Unload, Use
+from tooltray.memory.store.rules import apply_local, empty_snapshot
 
 
 def _loaded(

@@ -217,7 +217,7 @@ def finish(trinket: ToolLoaderTrinket, session: str, stats: Stats) -> None:
     state = trinket.state(session)
     if state.pending:
         stats.errors.append(f"{len(state.pending)} changes still pending for {session}")
-    if state.mode == "degraded":
+    if state.health == "degraded":
         stats.errors.append(f"session {session} ended degraded")
 
 

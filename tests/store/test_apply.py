@@ -1,15 +1,17 @@
-"""Store.apply: append-only order, fallback upgrades, max turn, uses, events, turns, meta."""
+"""The store contract: append-only order, fallback upgrades, max turn, uses, events, turns, meta.
+
+Every test here runs over each implementation of the store protocol: the in-memory store,
+SQLite and PostgreSQL (one parametrised suite, so the implementations cannot drift apart).
+"""
 
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
 from datetime import timezone
 
 import pytest
 
-from tooltray.memory.core.session import apply_local, empty_snapshot
-from tooltray.memory.store import Store
+from tooltray.memory.store import BaseStore
 from tooltray.memory.store.records import (
     Changes,
     HistoryEvent,
@@ -19,19 +21,20 @@ from tooltray.memory.store.records import (
     Unload,
     Use,
 )
+from tooltray.memory.store.rules import apply_local, empty_snapshot
 
 
 @pytest.fixture
-def store(db_url: str) -> Iterator[Store]:
-    with Store(db_url) as opened:
-        yield opened
+def store(any_store: BaseStore) -> BaseStore:
+    """Each store implementation in turn: in memory, SQLite, PostgreSQL."""
+    return any_store
 
 
-def _kinds(store: Store, session: str) -> list[tuple[str, str | None]]:
+def _kinds(store: BaseStore, session: str) -> list[tuple[str, str | None]]:
     return [(e.kind, e.tool) for e in store.history(session)]
 
 
-def test_loads_append_in_order_and_never_reorder(store: Store) -> None:
+def test_loads_append_in_order_and_never_reorder(store: BaseStore) -> None:
     first = store.apply("s", Changes(turn=1, loads=[Load("b", "core", 1), Load("a", "core", 1)]))
     assert first.names() == ["b", "a"]
     second = store.apply("s", Changes(turn=2, loads=[Load("c", "semantic", 2, 0.7)]))
@@ -43,7 +46,7 @@ def test_loads_append_in_order_and_never_reorder(store: Store) -> None:
     assert _kinds(store, "s") == [("loaded", "b"), ("loaded", "a"), ("loaded", "c")]
 
 
-def test_unload_then_load_goes_to_the_end_with_unique_positions(store: Store) -> None:
+def test_unload_then_load_goes_to_the_end_with_unique_positions(store: BaseStore) -> None:
     store.apply("s", Changes(turn=1, loads=[Load(n, "core", 1) for n in "abc"]))
     snap = store.apply("s", Changes(turn=2, unloads=[Unload("c", "evicted"), Unload("zz")]))
     assert snap.names() == ["a", "b"]
@@ -57,7 +60,7 @@ def test_unload_then_load_goes_to_the_end_with_unique_positions(store: Store) ->
     assert ("unloaded", "zz") not in _kinds(store, "s")
 
 
-def test_real_load_turns_a_fallback_load_into_a_normal_one(store: Store) -> None:
+def test_real_load_turns_a_fallback_load_into_a_normal_one(store: BaseStore) -> None:
     store.apply("s", Changes(turn=1, loads=[Load("x", "core", 1)]))
     snap = store.apply("s", Changes(turn=2, loads=[Load("f", "fallback", 2, fallback=True)]))
     assert snap.loaded[1].fallback is True
@@ -77,7 +80,7 @@ def test_real_load_turns_a_fallback_load_into_a_normal_one(store: Store) -> None
     assert snap.loaded[1].fallback is False
 
 
-def test_turn_only_moves_forward(store: Store) -> None:
+def test_turn_only_moves_forward(store: BaseStore) -> None:
     assert store.apply("s", Changes(turn=5)).turn == 5
     assert store.apply("s", Changes(turn=3)).turn == 5
     assert store.apply("s", Changes()).turn == 5
@@ -86,7 +89,7 @@ def test_turn_only_moves_forward(store: Store) -> None:
     assert snapshot is not None and snapshot.turn == 6
 
 
-def test_uses_raise_last_used_to_the_max_and_log_every_call(store: Store) -> None:
+def test_uses_raise_last_used_to_the_max_and_log_every_call(store: BaseStore) -> None:
     store.apply("s", Changes(turn=1, loads=[Load("x", "core", 1), Load("y", "core", 1)]))
     snap = store.apply("s", Changes(uses=[Use("x", 4), Use("x", 2), Use("ghost", 4)]))
     assert snap.loaded[0].last_used_turn == 4 and snap.loaded[1].last_used_turn is None
@@ -97,7 +100,7 @@ def test_uses_raise_last_used_to_the_max_and_log_every_call(store: Store) -> Non
     assert "ghost" not in snap.names()
 
 
-def test_events_turn_records_status_and_meta(store: Store) -> None:
+def test_events_turn_records_status_and_meta(store: BaseStore) -> None:
     event = HistoryEvent("other", 2, "selected", "x", "semantic", 0.8, "picked by hybrid")
     store.apply("s", Changes(turn=2, events=[event], meta={"mode": "selected", "n": 1}))
     record = TurnRecord("s", 2, "a" * 64, 1200, 5, 9000)
@@ -119,7 +122,7 @@ def test_events_turn_records_status_and_meta(store: Store) -> None:
     assert turns[0].at is not None and turns[0].at.utcoffset() == timezone.utc.utcoffset(None)
 
 
-def test_snapshot_matches_apply_and_history_since(store: Store) -> None:
+def test_snapshot_matches_apply_and_history_since(store: BaseStore) -> None:
     assert store.snapshot("s") is None
     applied = store.apply("s", Changes(turn=1, loads=[Load("x", "core", 1)]))
     assert store.snapshot("s") == applied
@@ -130,7 +133,7 @@ def test_snapshot_matches_apply_and_history_since(store: Store) -> None:
     assert [(e.kind, e.tool) for e in newer] == [("used", "x")]
 
 
-def test_two_sessions_interleaved_stay_separate(store: Store) -> None:
+def test_two_sessions_interleaved_stay_separate(store: BaseStore) -> None:
     for turn in range(1, 6):
         store.apply("a", Changes(turn=turn, loads=[Load(f"a{turn}", "core", turn)]))
         store.apply("b", Changes(turn=turn * 10, loads=[Load(f"b{turn}", "core", turn)]))
@@ -163,7 +166,7 @@ def _view(snap: SessionSnapshot) -> tuple[object, ...]:
     return (snap.turn, snap.status, snap.meta, tools)
 
 
-def test_store_mirrors_the_in_memory_rules(store: Store) -> None:
+def test_store_mirrors_the_in_memory_rules(store: BaseStore) -> None:
     rng = random.Random(7)
     local = empty_snapshot("s")
     for turn in range(1, 41):
@@ -173,7 +176,7 @@ def test_store_mirrors_the_in_memory_rules(store: Store) -> None:
         assert _view(stored) == _view(local), f"diverged at turn {turn}: {changes}"
 
 
-def test_a_start_for_an_existing_session_writes_nothing(store: Store) -> None:
+def test_a_start_for_an_existing_session_writes_nothing(store: BaseStore) -> None:
     started = Changes(meta={"selected": False}, events=[HistoryEvent("s", 0, "started")])
     started.only_new = True
     store.apply("s", started)
@@ -183,7 +186,7 @@ def test_a_start_for_an_existing_session_writes_nothing(store: Store) -> None:
     assert _kinds(store, "s") == [("started", None), ("loaded", "a")]
 
 
-def test_unless_skips_a_step_already_taken_here_and_in_memory(store: Store) -> None:
+def test_unless_skips_a_step_already_taken_here_and_in_memory(store: BaseStore) -> None:
     store.apply("s", Changes(turn=2, meta={"selected": True, "grown": 2}))
     growth = Changes(loads=[Load("b", "semantic", 2)], meta={"grown": 2}, unless={"grown": 2})
     assert store.apply("s", growth).names() == []

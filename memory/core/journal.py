@@ -1,0 +1,114 @@
+"""The trinket's write path: apply each change here at once, store it in order, queue it
+through outages.
+
+Every change is applied to the live state first (:func:`apply_local`), so the turn goes on
+whatever the database does; then everything not yet stored goes to the store in order, in one
+transaction each. While the database is down the changes wait in ``state.pending`` and are
+replayed, in order, by the first commit that reaches it. Tool-used records are applied at once
+but stored with the next commit (:meth:`Journal.defer`): a burst of calls costs one
+transaction, and a crash loses at most the turn in flight.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from tooltray.memory.core import outages
+from tooltray.memory.core.session import SessionState
+from tooltray.memory.store.base import BaseStore
+from tooltray.memory.store.records import Changes, SessionSnapshot
+from tooltray.memory.store.rules import apply_local, empty_snapshot
+from tooltray.tools.errors import StoreError
+
+StartLate = Callable[[SessionState], None]
+
+
+class Journal:
+    """Stores one trinket's changes, session by session, surviving database outages.
+
+    Args:
+        store: where changes go (a database, or the in-memory store).
+        start_late: starts a session that an outage hid and that turned out to be new.
+    """
+
+    def __init__(self, store: BaseStore, start_late: StartLate) -> None:
+        self.store = store
+        self._start_late = start_late
+
+    def fetch(self, session_id: str) -> SessionSnapshot | None:
+        """The stored session; raises StoreError when the database cannot be asked."""
+        return self.store.snapshot(session_id)
+
+    def read(self, session_id: str) -> SessionSnapshot | None:
+        """The stored session, or ``None`` when it is absent or cannot be read (logged)."""
+        try:
+            return self.fetch(session_id)
+        except StoreError as exc:
+            outages.warn(SessionState(session_id, empty_snapshot(session_id)), "store", exc)
+            return None
+
+    def commit(self, state: SessionState, changes: Changes) -> None:
+        """Apply locally, then store everything not yet stored (deferred uses first), in order."""
+        if state.deferred is not None:
+            state.pending.append(state.deferred)
+            state.deferred = None
+        if not changes.empty():
+            state.snapshot = apply_local(state.snapshot, changes)
+            state.pending.append(changes)
+        if not state.pending or (state.unread and not self._reread(state)):
+            return
+        try:
+            while state.pending:
+                stored = self.store.apply(state.session_id, state.pending[0])
+                state.pending.pop(0)
+            state.snapshot = stored
+        except StoreError as exc:
+            outages.warn(state, "store", exc)
+            return
+        outages.recovered(state, "store")
+
+    def defer(self, state: SessionState, changes: Changes) -> None:
+        """Apply tool-used changes now and store them with the next commit (turn end at latest)."""
+        state.snapshot = apply_local(state.snapshot, changes)
+        merged = state.deferred or Changes()
+        merged.loads += changes.loads
+        merged.uses += changes.uses
+        merged.events += changes.events
+        merged.turn = max(merged.turn or 0, changes.turn or 0) or None
+        state.deferred = merged
+
+    def unread(self, session_id: str, exc: StoreError) -> SessionState:
+        """A session the database cannot be asked about (say, after a restart): all tools for now.
+
+        Taking it for a new session would start and select a stored session a second time once
+        the database is back; instead its changes wait in ``pending`` and :meth:`_reread` lays
+        them over the stored state as soon as the database answers.
+        """
+        state = SessionState(session_id, empty_snapshot(session_id), health="degraded", unread=True)
+        outages.warn(state, "store", exc)
+        return state
+
+    def _reread(self, state: SessionState) -> bool:
+        """Read the session the outage hid; False while the database still cannot be asked."""
+        try:
+            stored = self.store.snapshot(state.session_id)
+        except StoreError as exc:
+            outages.warn(state, "store", exc)
+            return False
+        state.unread = False
+        if stored is None:
+            self._begin(state)
+            return True
+        for changes in state.pending:
+            stored = apply_local(stored, changes)
+        state.snapshot = stored
+        return True
+
+    def _begin(self, state: SessionState) -> None:
+        """The unread session was new after all: start it, then store what was queued."""
+        queued, state.pending = state.pending, []
+        state.snapshot = empty_snapshot(state.session_id)
+        self._start_late(state)
+        for changes in queued:
+            state.snapshot = apply_local(state.snapshot, changes)
+        state.pending += queued

@@ -1,0 +1,65 @@
+"""The store protocol: what the working memory asks of durable state, whatever keeps it.
+
+Two implementations: :class:`~tooltray.memory.store.store.Store` (SQLAlchemy: a SQLite file or
+PostgreSQL, shared by processes) and :class:`~tooltray.memory.store.memory.MemoryStore` (this
+process only: a loader that is switched off, a database that cannot be opened, tests). The
+trinket and the result shelf talk to this protocol, so neither branches on whether a database
+exists; the contract tests run the same suite over every implementation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+from numpy.typing import NDArray
+
+from tooltray.memory.store.records import (
+    Changes,
+    HistoryEvent,
+    SessionInfo,
+    SessionSnapshot,
+    TurnRecord,
+)
+
+
+@runtime_checkable
+class BaseStore(Protocol):
+    """Sessions, their loaded sets and history, turn records, cached vectors and long results.
+
+    Every method either does what it says or raises :class:`~tooltray.tools.errors.StoreError`
+    naming the fix; a change is applied whole or not at all.
+    """
+
+    def apply(self, session_id: str, changes: Changes) -> SessionSnapshot:
+        """Apply ``changes`` to ``session_id`` in one transaction; return the stored result."""
+
+    def snapshot(self, session_id: str) -> SessionSnapshot | None:
+        """The session as stored (``None`` if it was never written)."""
+
+    def history(self, session_id: str, since_id: int | None = None) -> list[HistoryEvent]:
+        """The session's history in write order (after ``since_id`` when given)."""
+
+    def turns(self, session_id: str) -> list[TurnRecord]:
+        """The session's turn records in turn order."""
+
+    def sessions(self) -> list[SessionInfo]:
+        """Every stored session, most recently updated first."""
+
+    def get_embeddings(
+        self, embedder_id: str, hashes: Sequence[str]
+    ) -> dict[str, NDArray[np.float32]]:
+        """Cached vectors of ``embedder_id`` for the given content hashes (missing ones absent)."""
+
+    def put_embeddings(self, embedder_id: str, vectors: Mapping[str, NDArray[Any]]) -> None:
+        """Cache ``vectors`` (hash -> 1-D vector); already cached hashes are kept."""
+
+    def put_result(self, handle: str, session_id: str, turn: int, tool: str, content: str) -> None:
+        """Keep the full text of a tool result under ``handle`` (putting it again replaces it)."""
+
+    def get_result(self, handle: str) -> str | None:
+        """The full text stored under ``handle``, or ``None``."""
+
+    def close(self) -> None:
+        """Release what the store holds open (its state may outlive this object)."""
