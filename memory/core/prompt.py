@@ -1,13 +1,18 @@
 """What the model sees: a byte-stable prefix, the ``tools=`` list, and their hash and token cost.
 
-The prefix is the caller's instructions, then (native path) the bundle menu, then (text path) the
-tool block last, because KV caches reuse the longest common prefix. ``tools=`` keeps the loaded
-set's order, so growth only appends.
+The system message is laid out from the most stable part to the least, because KV caches reuse
+the longest common prefix: the ``instructions`` setting and the bundle menu (they change only with
+the catalog), then the caller's own system content (fixed per app, though some apps vary it per
+turn), then on the text path the tool block last (it changes whenever a tool is loaded). A tool
+load re-prefills only the block; a caller who varies their system text re-prefills only that text
+and the block. ``tools=`` keeps the loaded set's order, so growth only appends.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +32,12 @@ TEXT_CALL_HINT = (
     "To call a tool, reply with only a JSON object: "
     '{"tool": "<name>", "arguments": {...}}. Tools not listed here can be called by name too.'
 )
+TEXT_LOAD_HINT = (
+    "To see the tools of a bundle in the menu above, call "
+    '{"tool": "load_tools", "arguments": {"tools": ["<bundle>"]}}.'
+)
+MENU_WORDS = 6
+_STOP_WORDS = frozenset("a an and as at by for from in is of on or the to with".split())
 
 
 def render_native(path: str, specs: Sequence[ToolSpec]) -> list[dict[str, Any]]:
@@ -39,21 +50,75 @@ def render_native(path: str, specs: Sequence[ToolSpec]) -> list[dict[str, Any]]:
 
 
 def bundle_menu(bundles: Sequence[Bundle]) -> str:
-    """One line per bundle: the escape-hatch menu that lets a native model ask for tools."""
+    """One line per bundle: the escape-hatch menu that lets a model ask for tools."""
     if not bundles:
         return ""
+    spread = _word_spread(bundles)
     lines = ["Tool bundles you can load with load_tools (bundle: what it is for):"]
     for b in sorted(bundles, key=lambda b: b.name):
-        desc = " ".join(b.description.split()) or "tools of this group"
+        desc = " ".join(b.description.split()) or member_words(b, spread, len(bundles))
         lines.append(f"- {b.name} ({len(b.members)} tools): {desc}")
     return "\n".join(lines)
 
 
-def text_block(specs: Sequence[ToolSpec]) -> str:
-    """The text-path tool block: the call format, then one line per tool."""
-    if not specs:
+def _words(name: str) -> list[str]:
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
+    words = re.split(r"[^A-Za-z0-9]+", spaced.lower())
+    return [w for w in words if len(w) > 1 and w not in _STOP_WORDS]
+
+
+def _word_counts(bundle: Bundle) -> dict[str, int]:
+    """How many members of ``bundle`` use each word of their names (catalog order kept)."""
+    counts: dict[str, int] = {}
+    for member in bundle.members:
+        for word in dict.fromkeys(_words(member)):
+            counts[word] = counts.get(word, 0) + 1
+    return counts
+
+
+def _word_spread(bundles: Sequence[Bundle]) -> dict[str, int]:
+    """In how many bundles each member-name word occurs."""
+    spread: dict[str, int] = {}
+    for b in bundles:
+        for word in _word_counts(b):
+            spread[word] = spread.get(word, 0) + 1
+    return spread
+
+
+def member_words(bundle: Bundle, spread: dict[str, int] | None = None, total: int = 1) -> str:
+    """A menu line for an undescribed bundle: the most telling words of its members' names.
+
+    A bundle of up to three tools lists their names. Otherwise words of the bundle's own name,
+    and words every member shares (a common prefix), tell the model nothing; the rest rank by
+    tf-idf (members using the word, against the bundles whose members use it, so ``get`` or
+    ``set`` sink), ties in catalog order: short, and the same on every run.
+    """
+    if len(bundle.members) <= 3:
+        return ", ".join(bundle.members) or "tools of this group"
+    own = set(_words(bundle.name))
+    counts = _word_counts(bundle)
+    shared = len(bundle.members) if len(bundle.members) > 1 else 0
+    kept = [w for w in counts if w not in own and counts[w] != shared]
+    spread = spread or {}
+
+    def score(word: str) -> float:
+        return -counts[word] * math.log((1 + total) / spread.get(word, 1))
+
+    ranked = sorted(kept, key=score)[:MENU_WORDS]
+    if not ranked:
+        return "tools of this group"
+    return ", ".join(ranked) + (", ..." if len(kept) > MENU_WORDS else "")
+
+
+def text_block(specs: Sequence[ToolSpec], *, menu: bool = False) -> str:
+    """The text-path tool block: one line per tool, then the call format (and, under a bundle
+    menu, how to load a bundle with a text call)."""
+    if not specs and not menu:
         return ""
-    return "Tools:\n" + render_text(list(specs)) + "\n" + TEXT_CALL_HINT
+    hint = TEXT_CALL_HINT + (" " + TEXT_LOAD_HINT if menu else "")
+    if not specs:
+        return hint
+    return "Tools:\n" + render_text(list(specs)) + "\n" + hint
 
 
 @dataclass(frozen=True)
@@ -61,13 +126,16 @@ class PromptView:
     """Everything the caller needs to build one model request, for any provider.
 
     Attributes:
-        system_prefix: instructions (+ bundle menu) (+ text tool block): put it first, unchanged.
+        system_prefix: instructions (+ bundle menu) (+ text tool block); :meth:`messages` puts it
+            first, with the caller's own system content before the text tool block.
         specs: the tools callable natively, in order (meta-tools first); empty on the text path.
         text_specs: the tools listed in the text block (text path only).
-        prefix_hash: sha256 of the prefix and the ``tools=`` bytes: a change means a cache miss.
+        prefix_hash: sha256 of the prefix and the ``tools=`` bytes: a change means a cache miss
+            (the caller's system content is theirs to keep stable and is not hashed).
         tool_tokens: o200k tokens of the tool part (native schemas, or the text block).
         eager_tokens: the same measure had every allowed tool been exposed.
         mode: ``selected``, ``all``, ``disabled`` or ``degraded``.
+        tool_block: the text-path tool block that ends ``system_prefix`` (empty when native).
     """
 
     session_id: str
@@ -81,6 +149,7 @@ class PromptView:
     tool_tokens: int
     eager_tokens: int
     loaded: tuple[str, ...] = field(default=())
+    tool_block: str = ""
 
     def tools(self, path: str | None = None) -> list[dict[str, Any]]:
         """The ``tools=`` list for ``path`` (default: the view's own native path)."""
@@ -90,9 +159,38 @@ class PromptView:
         return render_native(chosen, self.specs)
 
     def messages(self, history: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Chat messages: the stable system prefix first, then the conversation as given."""
-        rest = [m for m in history if m.get("role") != "system"]
-        return [{"role": "system", "content": self.system_prefix}, *rest]
+        """Chat messages: one system message, then the conversation as given.
+
+        The caller's leading system messages are kept, inside the one system message (many chat
+        templates accept only one, first): after the stable prefix, before the text-path tool
+        block. System messages later in the history stay where the caller put them, since
+        moving them to the front would change the start of the prompt and re-prefill it all.
+        """
+        lead = 0
+        while lead < len(history) and history[lead].get("role") == "system":
+            lead += 1
+        theirs = [_content_text(m.get("content")) for m in history[:lead]]
+        return [{"role": "system", "content": self.system_text(theirs)}, *history[lead:]]
+
+    def system_text(self, theirs: Sequence[str] = ()) -> str:
+        """The system message: the stable prefix with the caller's ``theirs`` before the block."""
+        own = "\n\n".join(t.strip() for t in theirs if t.strip())
+        if not own:
+            return self.system_prefix
+        head = self.system_prefix[: len(self.system_prefix) - len(self.tool_block)].strip()
+        return "\n\n".join(p for p in (head, own, self.tool_block) if p)
+
+
+def _content_text(content: Any) -> str:
+    """A message's text: a string, or the text parts of an OpenAI content-part list."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [p.get("text", "") for p in content if isinstance(p, dict)]
+        return "\n".join(t for t in parts if isinstance(t, str) and t)
+    return str(content)
 
 
 def compose(
@@ -109,9 +207,9 @@ def compose(
     """Build the view for the given ordered tools; the same inputs give the same bytes."""
     native = path in NATIVE_PATHS
     parts = [instructions.strip()] if instructions.strip() else []
-    if native and menu:
+    block = "" if native else text_block(specs, menu=bool(menu))
+    if menu:
         parts.append(menu)
-    block = "" if native else text_block(specs)
     if block:
         parts.append(block)
     prefix = "\n\n".join(parts)
@@ -130,4 +228,5 @@ def compose(
         tool_tokens=tokens,
         eager_tokens=eager_tokens,
         loaded=tuple(s.name for s in specs),
+        tool_block=block,
     )
