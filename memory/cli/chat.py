@@ -231,11 +231,12 @@ def build_agent(
     from openai import OpenAI
 
     from tooltray.memory.agent.loop import Agent
+    from tooltray.memory.cli.db import store_url
     from tooltray.memory.config import Settings
     from tooltray.memory.core.trinket import ToolLoaderTrinket
-    from tooltray.memory.store import Store, resolve_url
+    from tooltray.memory.store import Store
 
-    url = resolve_url(db)
+    url = store_url(db)
     settings = Settings(db=url, path="text" if path == "text" else "openai")
     trinket = ToolLoaderTrinket(registry, Store(url), settings=settings)
     client = OpenAI(base_url=base_url, api_key=opts.pop("api_key") or "none", max_retries=1)

@@ -38,6 +38,24 @@ FORMAT_OPTION = click.option(
 )
 
 
+def store_url(db: str | None) -> str:
+    """The store URL for ``--db``; a SQLite file must be in a folder that exists.
+
+    Otherwise SQLite only says "unable to open database file", which reads like damage.
+    """
+    from tooltray.memory.store.engine import resolve_url, sqlite_path
+    from tooltray.tools.errors import StoreError
+
+    url: str = resolve_url(db)
+    path = sqlite_path(url)
+    if path is not None and not path.parent.is_dir():
+        raise StoreError(
+            f"the folder {path.parent} of the database {path} does not exist: create it "
+            f"(mkdir -p {path.parent}) or pass another --db"
+        )
+    return url
+
+
 def _plain(value: Any) -> Any:
     if isinstance(value, datetime):
         return value.isoformat()
@@ -77,11 +95,10 @@ def db_group() -> None:
 @DB_OPTION
 def db_upgrade(db: str | None) -> None:
     """Bring the database to the newest schema (back it up first)."""
-    from tooltray.memory.store.engine import resolve_url
     from tooltray.memory.store.migrate import current, upgrade
     from tooltray.memory.store.probe import display_url
 
-    url = resolve_url(db)
+    url = store_url(db)
     before = current(url)
     after = upgrade(url)
     if before == after:
@@ -95,11 +112,10 @@ def db_upgrade(db: str | None) -> None:
 @FORMAT_OPTION
 def db_current(db: str | None, fmt: str) -> None:
     """Show the database's schema revision and whether it needs an upgrade."""
-    from tooltray.memory.store.engine import resolve_url
     from tooltray.memory.store.migrate import current, head
     from tooltray.memory.store.probe import display_url
 
-    url = resolve_url(db)
+    url = store_url(db)
     rev, want = current(url), head()
     if rev is None:
         status = "empty: created on first use"
