@@ -11,12 +11,11 @@ and the block. ``tools=`` keeps the loaded set's order, so growth only appends.
 from __future__ import annotations
 
 import hashlib
-import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tooltray.memory.core.menu import bundle_menu as bundle_menu  # re-exported for callers
 from tooltray.tools.render import (
     canonical_json,
     render_anthropic,
@@ -24,7 +23,7 @@ from tooltray.tools.render import (
     render_openai_responses,
     render_text,
 )
-from tooltray.tools.spec import Bundle, ToolSpec
+from tooltray.tools.spec import ToolSpec
 from tooltray.tools.tokens import count_tokens
 
 NATIVE_PATHS = ("openai", "responses", "anthropic")
@@ -36,8 +35,6 @@ TEXT_LOAD_HINT = (
     "To see the tools of a bundle in the menu above, call "
     '{"tool": "load_tools", "arguments": {"tools": ["<bundle>"]}}.'
 )
-MENU_WORDS = 6
-_STOP_WORDS = frozenset("a an and as at by for from in is of on or the to with".split())
 
 
 def render_native(path: str, specs: Sequence[ToolSpec]) -> list[dict[str, Any]]:
@@ -47,67 +44,6 @@ def render_native(path: str, specs: Sequence[ToolSpec]) -> list[dict[str, Any]]:
     if path == "anthropic":
         return render_anthropic(list(specs))
     return render_openai_chat(list(specs))
-
-
-def bundle_menu(bundles: Sequence[Bundle]) -> str:
-    """One line per bundle: the escape-hatch menu that lets a model ask for tools."""
-    if not bundles:
-        return ""
-    spread = _word_spread(bundles)
-    lines = ["Tool bundles you can load with load_tools (bundle: what it is for):"]
-    for b in sorted(bundles, key=lambda b: b.name):
-        desc = " ".join(b.description.split()) or member_words(b, spread, len(bundles))
-        lines.append(f"- {b.name} ({len(b.members)} tools): {desc}")
-    return "\n".join(lines)
-
-
-def _words(name: str) -> list[str]:
-    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
-    words = re.split(r"[^A-Za-z0-9]+", spaced.lower())
-    return [w for w in words if len(w) > 1 and w not in _STOP_WORDS]
-
-
-def _word_counts(bundle: Bundle) -> dict[str, int]:
-    """How many members of ``bundle`` use each word of their names (catalog order kept)."""
-    counts: dict[str, int] = {}
-    for member in bundle.members:
-        for word in dict.fromkeys(_words(member)):
-            counts[word] = counts.get(word, 0) + 1
-    return counts
-
-
-def _word_spread(bundles: Sequence[Bundle]) -> dict[str, int]:
-    """In how many bundles each member-name word occurs."""
-    spread: dict[str, int] = {}
-    for b in bundles:
-        for word in _word_counts(b):
-            spread[word] = spread.get(word, 0) + 1
-    return spread
-
-
-def member_words(bundle: Bundle, spread: dict[str, int] | None = None, total: int = 1) -> str:
-    """A menu line for an undescribed bundle: the most telling words of its members' names.
-
-    A bundle of up to three tools lists their names. Otherwise words of the bundle's own name,
-    and words every member shares (a common prefix), tell the model nothing; the rest rank by
-    tf-idf (members using the word, against the bundles whose members use it, so ``get`` or
-    ``set`` sink), ties in catalog order: short, and the same on every run.
-    """
-    if len(bundle.members) <= 3:
-        return ", ".join(bundle.members) or "tools of this group"
-    own = set(_words(bundle.name))
-    counts = _word_counts(bundle)
-    shared = len(bundle.members) if len(bundle.members) > 1 else 0
-    kept = [w for w in counts if w not in own and counts[w] != shared]
-    spread = spread or {}
-
-    def score(word: str) -> float:
-        return -counts[word] * math.log((1 + total) / spread.get(word, 1))
-
-    ranked = sorted(kept, key=score)[:MENU_WORDS]
-    if not ranked:
-        return "tools of this group"
-    return ", ".join(ranked) + (", ..." if len(kept) > MENU_WORDS else "")
 
 
 def text_block(specs: Sequence[ToolSpec], *, menu: bool = False) -> str:
