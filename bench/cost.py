@@ -166,7 +166,7 @@ def measure_path(
     settings = Settings(db="sqlite://", path=path, **SETTINGS)
     eager = eager_view(registry, settings)
     views = first_turns(registry, path, queries, cache, db)
-    menu = bundle_menu(registry.bundles()) if path in NATIVE_PATHS else ""
+    menu = bundle_menu(registry.bundles())
     tools = [v.tool_tokens for v in views]
     return {
         "eager_tools": eager.tool_tokens,
@@ -223,7 +223,7 @@ def slope_point(
     for path in PATHS:
         settings = Settings(db="sqlite://", path=path, **SETTINGS)
         views = first_turns(reg, path, queries, cache, folder / f"slope-{added}-{path}.db")
-        menu = bundle_menu(reg.bundles()) if path in NATIVE_PATHS else ""
+        menu = bundle_menu(reg.bundles())
         point["paths"][path] = {
             "eager": prompt_tokens(eager_view(reg, settings)),
             "tooltray": _mean([prompt_tokens(v) for v in views]),

@@ -8,24 +8,27 @@ from __future__ import annotations
 import csv
 import io
 import json
-import shutil
 import statistics
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from tooltray.tools.errors import ConfigError
-from tooltray.tools.importers.catalog import load_catalog
-from tooltray.tools.render import RENDER_PATHS
-from tooltray.tools.spec import Bundle, ToolSpec
-from tooltray.tools.tokens import ENCODINGS, block_tokens, is_estimated, tokens_per_tool
+from tooltray.memory.cli.console import print_table
+
+if TYPE_CHECKING:  # the catalog machinery loads when a command runs, not on --help
+    from tooltray.tools.spec import Bundle, ToolSpec
 
 FORMATS = ("table", "json", "csv")
+RENDER_PATHS = ("text", "openai", "responses", "anthropic")  # tooltray.tools.render's (tested)
+ENCODINGS = ("o200k_base", "cl100k_base")  # tooltray.tools.tokens's (tested)
 
 
 def load_specs(catalog: str | None, sanitize: bool) -> tuple[list[ToolSpec], list[Bundle]]:
     """The tools of ``catalog`` (a tools.jsonl path), or of the bundled demo catalog."""
+    from tooltray.tools.errors import ConfigError
+    from tooltray.tools.importers.catalog import load_catalog
+
     loaded: tuple[list[ToolSpec], list[Bundle]]
     if catalog is not None:
         loaded = load_catalog(catalog, sanitize=sanitize)
@@ -53,7 +56,6 @@ def emit(rows: Sequence[dict[str, Any]], fmt: str, title: str) -> None:
         writer.writerows(rows)
         click.echo(buffer.getvalue(), nl=False)
         return
-    from rich.console import Console
     from rich.table import Table
 
     table = Table(title=title)
@@ -61,7 +63,7 @@ def emit(rows: Sequence[dict[str, Any]], fmt: str, title: str) -> None:
         table.add_column(column, justify="right" if isinstance(rows[0][column], int) else "left")
     for row in rows:
         table.add_row(*(str(row[c]) for c in columns))
-    Console(width=max(100, shutil.get_terminal_size((120, 24)).columns)).print(table)
+    print_table(table)
 
 
 _catalog_opt = click.option(
@@ -91,6 +93,8 @@ def catalog_group() -> None:
 @_format_opt
 def show(catalog: str | None, sanitize: bool, path: str, encoding: str, fmt: str) -> None:
     """One row per tool: name, bundle, tokens on --path, first sentence."""
+    from tooltray.tools.tokens import tokens_per_tool
+
     tools, _ = load_specs(catalog, sanitize)
     counts = tokens_per_tool(tools, path, encoding)
     rows = [
@@ -107,6 +111,8 @@ def show(catalog: str | None, sanitize: bool, path: str, encoding: str, fmt: str
 
 def path_row(tools: Sequence[ToolSpec], path: str, encoding: str) -> dict[str, Any]:
     """Token statistics of ``tools`` on one render path."""
+    from tooltray.tools.tokens import block_tokens, is_estimated, tokens_per_tool
+
     per = list(tokens_per_tool(tools, path, encoding).values())
     return {
         "path": path,

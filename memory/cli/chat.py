@@ -11,18 +11,21 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import json
+import logging
 import sys
 import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from tooltray.memory.agent.loop import Agent, TurnResult
-from tooltray.tools.errors import ConfigError
-from tooltray.tools.registry import ToolRegistry
-from tooltray.tools.sources.mcp import MCPSource
+from tooltray.tools.errors import ConfigError, DuplicateToolError
+
+if TYPE_CHECKING:  # the agent loop and the registry load when the command runs, not on --help
+    from tooltray.memory.agent.loop import Agent, TurnResult
+    from tooltray.tools.registry import ToolRegistry
+    from tooltray.tools.sources.mcp import MCPSource
 
 SHOW_CHARS = 160
 QUIT = ("/quit", "/exit", "exit", "quit")
@@ -30,6 +33,8 @@ QUIT = ("/quit", "/exit", "exit", "quit")
 
 def load_registry(catalog: str | None) -> ToolRegistry:
     """The tools: a ``.py`` file's ``build_registry()``, a tools.jsonl file, or the demo catalog."""
+    from tooltray.tools.registry import ToolRegistry
+
     if catalog is None:
         return _demo_registry()
     path = Path(catalog)
@@ -51,6 +56,8 @@ def load_registry(catalog: str | None) -> ToolRegistry:
 
 
 def _demo_registry() -> ToolRegistry:
+    from tooltray.tools.registry import ToolRegistry
+
     try:
         from tooltray.tools import demo
     except ImportError as exc:
@@ -146,17 +153,75 @@ def print_turn(record: dict[str, Any]) -> None:
 
 
 @contextlib.contextmanager
-def _mcp_sources(commands: Sequence[str], registry: ToolRegistry) -> Iterator[list[MCPSource]]:
+def _mcp_sources(
+    commands: Sequence[str], registry: ToolRegistry, *, prefix: bool = False, replace: bool = False
+) -> Iterator[list[MCPSource]]:
+    from tooltray.tools.sources.mcp import MCPSource
+
     sources: list[MCPSource] = []
     try:
         for command in commands:
-            source = MCPSource(command)
+            source = MCPSource(command, prefix=prefix)
             sources.append(source)
-            source.register(registry)
+            _start(source, command, registry, replace)
         yield sources
     finally:
         for source in sources:
             source.close()
+
+
+def _start(source: MCPSource, command: str, registry: ToolRegistry, replace: bool) -> None:
+    """Start one server and register its tools; every failure is one line that says what to do."""
+    from tooltray.tools.sources.mcp import MCPSourceError
+
+    quiet = logging.getLogger("mcp")  # the SDK logs a traceback per unparsable line
+    level, quiet.level = quiet.level, logging.CRITICAL
+    try:
+        source.start()
+    except MCPSourceError as exc:
+        raise ConfigError(
+            f"MCP server {command!r} did not start ({_root_cause(exc)}): check that the command "
+            "runs on its own and speaks MCP over stdio, e.g. --mcp 'uvx mcp-server-git'."
+        ) from None
+    finally:
+        quiet.level = level
+    if replace:
+        _make_room(registry, [spec.name for spec in source.specs])
+    try:
+        source.register(registry)
+    except DuplicateToolError as exc:
+        raise ConfigError(
+            f"{exc} Pass --mcp-replace to let the server's tools replace same-named ones."
+        ) from None
+
+
+def _make_room(registry: ToolRegistry, names: Sequence[str]) -> None:
+    """Remove the tools ``names`` would clash with (also once prefixes are stripped).
+
+    The registry resolves ``mcp__git__git_status`` and ``git_status`` as one tool, so a prefix
+    alone cannot keep a catalog's stand-in beside the server's real tool: the server's wins.
+    This registry is this process's own, so its catalog layer may be edited.
+    """
+    for name in names:
+        for layer in (registry.catalog, registry.instance):
+            entry = layer.find(name)
+            if entry is not None:
+                layer.remove(entry.spec.name)
+
+
+def _root_cause(exc: BaseException) -> str:
+    """The innermost error behind ``exc``, through causes and exception groups, as one line."""
+    seen: BaseException = exc
+    while True:
+        inner = seen.__cause__
+        group = getattr(seen, "exceptions", None)  # an ExceptionGroup (Python 3.11+, anyio)
+        if isinstance(group, tuple) and group and isinstance(group[0], BaseException):
+            inner = group[0]
+        if inner is None:
+            break
+        seen = inner
+    text = " ".join(str(seen).split()) or type(seen).__name__
+    return text[:200]
 
 
 def build_agent(
@@ -165,11 +230,13 @@ def build_agent(
     """A trinket over ``registry`` and ``db``, and an agent talking to ``base_url``."""
     from openai import OpenAI
 
+    from tooltray.memory.agent.loop import Agent
+    from tooltray.memory.cli.db import store_url
     from tooltray.memory.config import Settings
     from tooltray.memory.core.trinket import ToolLoaderTrinket
-    from tooltray.memory.store import Store, resolve_url
+    from tooltray.memory.store import Store
 
-    url = resolve_url(db)
+    url = store_url(db)
     settings = Settings(db=url, path="text" if path == "text" else "openai")
     trinket = ToolLoaderTrinket(registry, Store(url), settings=settings)
     client = OpenAI(base_url=base_url, api_key=opts.pop("api_key") or "none", max_retries=1)
@@ -188,6 +255,12 @@ def build_agent(
     help="build_registry() in a .py file, or tools.jsonl (default: demo catalog).",
 )
 @click.option("--mcp", "mcp_commands", multiple=True, help="MCP server command (repeatable).")
+@click.option("--mcp-prefix", is_flag=True, help="Name MCP tools mcp__<server>__<tool>.")
+@click.option(
+    "--mcp-replace",
+    is_flag=True,
+    help="An MCP tool replaces a catalog tool of the same name (else the clash is an error).",
+)
 @click.option("--path", type=click.Choice(["openai", "text"]), default="openai", show_default=True)
 @click.option("--session", default=None, help="Session id; an existing one is resumed.")
 @click.option(
@@ -206,6 +279,8 @@ def chat(
     db: str | None,
     catalog: str | None,
     mcp_commands: tuple[str, ...],
+    mcp_prefix: bool,
+    mcp_replace: bool,
     path: str,
     session: str | None,
     script: str | None,
@@ -217,7 +292,8 @@ def chat(
     registry = load_registry(catalog)
     session_id = session or f"chat-{uuid.uuid4().hex[:12]}"
     users = read_script(script) if script else None
-    with _mcp_sources(mcp_commands, registry):
+    sources = _mcp_sources(mcp_commands, registry, prefix=mcp_prefix, replace=mcp_replace)
+    with sources:
         agent = build_agent(
             registry, db, path, base_url, model, api_key=api_key, max_steps=max_steps
         )

@@ -14,18 +14,16 @@ import io
 import json
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
-from rich.table import Table
 
-from tooltray.memory.store import Store, resolve_url
-from tooltray.memory.store.migrate import current, head, upgrade
-from tooltray.memory.store.probe import display_url, probe
-from tooltray.memory.store.records import HistoryEvent, TurnRecord
-from tooltray.memory.store.sql import DEFAULT_LIMIT, resolve_sql_url, run_readonly
-from tooltray.tools.errors import StoreError
+from tooltray.memory.cli.console import print_table
+
+if TYPE_CHECKING:  # the store (SQLAlchemy, Alembic) loads when a command runs, not on --help
+    from tooltray.memory.store.records import HistoryEvent, TurnRecord
+
+DEFAULT_LIMIT = 1000  # tooltray.memory.store.sql.DEFAULT_LIMIT (a test keeps them equal)
 
 DB_OPTION = click.option(
     "--db", "db", default=None, metavar="URL", help="Database URL or SQLite file path."
@@ -38,6 +36,24 @@ FORMAT_OPTION = click.option(
     show_default=True,
     help="Output format.",
 )
+
+
+def store_url(db: str | None) -> str:
+    """The store URL for ``--db``; a SQLite file must be in a folder that exists.
+
+    Otherwise SQLite only says "unable to open database file", which reads like damage.
+    """
+    from tooltray.memory.store.engine import resolve_url, sqlite_path
+    from tooltray.tools.errors import StoreError
+
+    url: str = resolve_url(db)
+    path = sqlite_path(url)
+    if path is not None and not path.parent.is_dir():
+        raise StoreError(
+            f"the folder {path.parent} of the database {path} does not exist: create it "
+            f"(mkdir -p {path.parent}) or pass another --db"
+        )
+    return url
 
 
 def _plain(value: Any) -> Any:
@@ -60,15 +76,14 @@ def emit(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str, title:
         writer.writerows([[_plain(v) for v in row] for row in rows])
         click.echo(buffer.getvalue(), nl=False)
     else:
+        from rich.table import Table
+
         table = Table(title=title or None)
         for column in columns:
             table.add_column(column, overflow="fold")
         for row in rows:
             table.add_row(*["" if v is None else str(_plain(v)) for v in row])
-        console = Console()
-        if not console.is_terminal:  # a pipe or a file: do not squeeze into 80 columns
-            console = Console(width=max(console.width, 200))
-        console.print(table)
+        print_table(table)
 
 
 @click.group("db")
@@ -80,7 +95,10 @@ def db_group() -> None:
 @DB_OPTION
 def db_upgrade(db: str | None) -> None:
     """Bring the database to the newest schema (back it up first)."""
-    url = resolve_url(db)
+    from tooltray.memory.store.migrate import current, upgrade
+    from tooltray.memory.store.probe import display_url
+
+    url = store_url(db)
     before = current(url)
     after = upgrade(url)
     if before == after:
@@ -94,7 +112,10 @@ def db_upgrade(db: str | None) -> None:
 @FORMAT_OPTION
 def db_current(db: str | None, fmt: str) -> None:
     """Show the database's schema revision and whether it needs an upgrade."""
-    url = resolve_url(db)
+    from tooltray.memory.store.migrate import current, head
+    from tooltray.memory.store.probe import display_url
+
+    url = store_url(db)
     rev, want = current(url), head()
     if rev is None:
         status = "empty: created on first use"
@@ -122,6 +143,8 @@ def db_current(db: str | None, fmt: str) -> None:
 @FORMAT_OPTION
 def sql_command(query: str, db: str | None, sql_url: str | None, limit: int, fmt: str) -> None:
     """Run one read-only SQL statement on the store (writes, DDL and ATTACH are refused)."""
+    from tooltray.memory.store.sql import resolve_sql_url, run_readonly
+
     result = run_readonly(resolve_sql_url(sql_url, db), query, limit)
     emit(result.columns, result.rows, fmt)
     if result.truncated:
@@ -176,6 +199,10 @@ def _compact(rows: list[list[Any]]) -> list[list[Any]]:
 @FORMAT_OPTION
 def history_command(session: str, db: str | None, fmt: str) -> None:
     """Show a session's timeline turn by turn: events, prefix hash, tool tokens, loaded count."""
+    from tooltray.memory.store import Store, resolve_url
+    from tooltray.memory.store.probe import display_url, probe
+    from tooltray.tools.errors import StoreError
+
     url = resolve_url(db)
     if probe(url).kind == "empty":
         raise StoreError(f"no tooltray database at {display_url(url)}: check --db / TOOLTRAY_DB")

@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from tooltray.memory.cli.db import DB_OPTION, emit
-from tooltray.memory.eval.recall import RecallReport, evaluate_store
-from tooltray.memory.store import Store, resolve_url
-from tooltray.memory.store.probe import display_url, probe
-from tooltray.tools.errors import StoreError
+
+if TYPE_CHECKING:  # the store loads when the command runs, not on --help
+    from tooltray.memory.eval.recall import RecallReport
 
 TURN_COLUMNS = ["session", "turn", "ok", "hit", "recovered", "missed", "escapes"]
 
@@ -78,6 +77,11 @@ def eval_group() -> None:
 )
 def recall_command(db: str | None, min_recall: float, sessions: tuple[str, ...], fmt: str) -> None:
     """Was every tool the model called loaded (or recovered) when it called it? Per turn."""
+    from tooltray.memory.eval.recall import evaluate_store
+    from tooltray.memory.store import Store, resolve_url
+    from tooltray.memory.store.probe import display_url, probe
+    from tooltray.tools.errors import StoreError
+
     url = resolve_url(db)
     if probe(url).kind == "empty":
         raise StoreError(f"no tooltray database at {display_url(url)}: check --db / TOOLTRAY_DB")

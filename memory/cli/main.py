@@ -1,7 +1,12 @@
 """The ``tooltray`` command line: one click group; each command group lives in its own module.
 
-Every command takes ``--db URL`` (else ``TOOLTRAY_DB``, else ``./tooltray.db``) and prints a
-readable table by default, ``--format json|csv`` for machines. Errors exit non-zero with one line.
+Every command that reads the store takes ``--db URL`` (else ``TOOLTRAY_DB``, else
+``./tooltray.db``); commands that print rows take ``--format json|csv`` for machines. Errors exit
+non-zero with one line.
+
+Command modules are imported only when their command runs: ``tooltray --help`` lists them from
+:data:`COMMANDS` without importing any, so start-up stays fast (the agent loop, the embedders and
+onnxruntime load only for the commands that need them).
 """
 
 from __future__ import annotations
@@ -11,43 +16,63 @@ import sys
 
 import click
 
-from tooltray.tools.errors import TooltrayError
+COMMANDS: dict[str, tuple[str, str]] = {
+    # command name: (module in tooltray.memory.cli exposing COMMANDS, short help for --help)
+    "catalog": ("catalog", "Inspect a tool catalog: its tools, bundles and token cost."),
+    "chat": ("chat", "Chat with a model; tooltray picks, loads and keeps its tools."),
+    "db": ("db", "Create, upgrade and inspect the tooltray database schema."),
+    "demo": ("demo", "Replay the scripted demo session through the real trinket."),
+    "eval": ("eval", "Measure tooltray from what it stored."),
+    "history": ("db", "Show a session's timeline turn by turn."),
+    "sql": ("db", "Run one read-only SQL statement on the store."),
+}
 
-COMMAND_MODULES: tuple[str, ...] = (
-    # each module exposes COMMANDS: list[click.Command]; add one line per module
-    "catalog",
-    "chat",
-    "db",
-    "demo",
-    "eval",
-)
+
+def _one_line(exc: BaseException) -> str | None:
+    """The line for a TooltrayError, else ``None`` (raising one has loaded its module)."""
+    errors = sys.modules.get("tooltray.tools.errors")
+    if errors is not None and isinstance(exc, errors.TooltrayError):
+        return f"error: {exc}"
+    return None
 
 
-class _Group(click.Group):
-    """A group that turns any TooltrayError into one clear line and exit code 2."""
+class LazyGroup(click.Group):
+    """A group that imports a command's module only when that command runs.
+
+    It also turns any TooltrayError into one clear line and exit code 2.
+    """
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*COMMANDS, *self.commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.commands or cmd_name not in COMMANDS:
+            return self.commands.get(cmd_name)
+        module = importlib.import_module(f"tooltray.memory.cli.{COMMANDS[cmd_name][0]}")
+        for command in module.COMMANDS:
+            self.add_command(command)
+        return self.commands.get(cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMANDS[name][1]) for name in sorted(COMMANDS)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     def invoke(self, ctx: click.Context) -> object:
         try:
             return super().invoke(ctx)
-        except TooltrayError as exc:
-            click.echo(f"error: {exc}", err=True)
+        except Exception as exc:
+            line = _one_line(exc)
+            if line is None:
+                raise
+            click.echo(line, err=True)
             sys.exit(2)
 
 
-@click.group(cls=_Group)
+@click.group(cls=LazyGroup)
 @click.version_option(package_name="tooltray")
 def cli() -> None:
     """tooltray: a working memory for an LLM agent's tools."""
-
-
-def _register() -> None:
-    for name in COMMAND_MODULES:
-        module = importlib.import_module(f"tooltray.memory.cli.{name}")
-        for command in module.COMMANDS:
-            cli.add_command(command)
-
-
-_register()
 
 
 def main() -> None:

@@ -1,8 +1,11 @@
 """What the model sees: a byte-stable prefix, the ``tools=`` list, and their hash and token cost.
 
-The prefix is the caller's instructions, then (native path) the bundle menu, then (text path) the
-tool block last, because KV caches reuse the longest common prefix. ``tools=`` keeps the loaded
-set's order, so growth only appends.
+The system message is laid out from the most stable part to the least, because KV caches reuse
+the longest common prefix: the ``instructions`` setting and the bundle menu (they change only with
+the catalog), then the caller's own system content (fixed per app, though some apps vary it per
+turn), then on the text path the tool block last (it changes whenever a tool is loaded). A tool
+load re-prefills only the block; a caller who varies their system text re-prefills only that text
+and the block. ``tools=`` keeps the loaded set's order, so growth only appends.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tooltray.memory.core.menu import bundle_menu as bundle_menu  # re-exported for callers
 from tooltray.tools.render import (
     canonical_json,
     render_anthropic,
@@ -19,13 +23,17 @@ from tooltray.tools.render import (
     render_openai_responses,
     render_text,
 )
-from tooltray.tools.spec import Bundle, ToolSpec
+from tooltray.tools.spec import ToolSpec
 from tooltray.tools.tokens import count_tokens
 
 NATIVE_PATHS = ("openai", "responses", "anthropic")
 TEXT_CALL_HINT = (
     "To call a tool, reply with only a JSON object: "
     '{"tool": "<name>", "arguments": {...}}. Tools not listed here can be called by name too.'
+)
+TEXT_LOAD_HINT = (
+    "To see the tools of a bundle in the menu above, call "
+    '{"tool": "load_tools", "arguments": {"tools": ["<bundle>"]}}.'
 )
 
 
@@ -38,22 +46,15 @@ def render_native(path: str, specs: Sequence[ToolSpec]) -> list[dict[str, Any]]:
     return render_openai_chat(list(specs))
 
 
-def bundle_menu(bundles: Sequence[Bundle]) -> str:
-    """One line per bundle: the escape-hatch menu that lets a native model ask for tools."""
-    if not bundles:
+def text_block(specs: Sequence[ToolSpec], *, menu: bool = False) -> str:
+    """The text-path tool block: one line per tool, then the call format (and, under a bundle
+    menu, how to load a bundle with a text call)."""
+    if not specs and not menu:
         return ""
-    lines = ["Tool bundles you can load with load_tools (bundle: what it is for):"]
-    for b in sorted(bundles, key=lambda b: b.name):
-        desc = " ".join(b.description.split()) or "tools of this group"
-        lines.append(f"- {b.name} ({len(b.members)} tools): {desc}")
-    return "\n".join(lines)
-
-
-def text_block(specs: Sequence[ToolSpec]) -> str:
-    """The text-path tool block: the call format, then one line per tool."""
+    hint = TEXT_CALL_HINT + (" " + TEXT_LOAD_HINT if menu else "")
     if not specs:
-        return ""
-    return "Tools:\n" + render_text(list(specs)) + "\n" + TEXT_CALL_HINT
+        return hint
+    return "Tools:\n" + render_text(list(specs)) + "\n" + hint
 
 
 @dataclass(frozen=True)
@@ -61,13 +62,16 @@ class PromptView:
     """Everything the caller needs to build one model request, for any provider.
 
     Attributes:
-        system_prefix: instructions (+ bundle menu) (+ text tool block): put it first, unchanged.
+        system_prefix: instructions (+ bundle menu) (+ text tool block); :meth:`messages` puts it
+            first, with the caller's own system content before the text tool block.
         specs: the tools callable natively, in order (meta-tools first); empty on the text path.
         text_specs: the tools listed in the text block (text path only).
-        prefix_hash: sha256 of the prefix and the ``tools=`` bytes: a change means a cache miss.
+        prefix_hash: sha256 of the prefix and the ``tools=`` bytes: a change means a cache miss
+            (the caller's system content is theirs to keep stable and is not hashed).
         tool_tokens: o200k tokens of the tool part (native schemas, or the text block).
         eager_tokens: the same measure had every allowed tool been exposed.
         mode: ``selected``, ``all``, ``disabled`` or ``degraded``.
+        tool_block: the text-path tool block that ends ``system_prefix`` (empty when native).
     """
 
     session_id: str
@@ -81,6 +85,7 @@ class PromptView:
     tool_tokens: int
     eager_tokens: int
     loaded: tuple[str, ...] = field(default=())
+    tool_block: str = ""
 
     def tools(self, path: str | None = None) -> list[dict[str, Any]]:
         """The ``tools=`` list for ``path`` (default: the view's own native path)."""
@@ -90,9 +95,38 @@ class PromptView:
         return render_native(chosen, self.specs)
 
     def messages(self, history: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Chat messages: the stable system prefix first, then the conversation as given."""
-        rest = [m for m in history if m.get("role") != "system"]
-        return [{"role": "system", "content": self.system_prefix}, *rest]
+        """Chat messages: one system message, then the conversation as given.
+
+        The caller's leading system messages are kept, inside the one system message (many chat
+        templates accept only one, first): after the stable prefix, before the text-path tool
+        block. System messages later in the history stay where the caller put them, since
+        moving them to the front would change the start of the prompt and re-prefill it all.
+        """
+        lead = 0
+        while lead < len(history) and history[lead].get("role") == "system":
+            lead += 1
+        theirs = [_content_text(m.get("content")) for m in history[:lead]]
+        return [{"role": "system", "content": self.system_text(theirs)}, *history[lead:]]
+
+    def system_text(self, theirs: Sequence[str] = ()) -> str:
+        """The system message: the stable prefix with the caller's ``theirs`` before the block."""
+        own = "\n\n".join(t.strip() for t in theirs if t.strip())
+        if not own:
+            return self.system_prefix
+        head = self.system_prefix[: len(self.system_prefix) - len(self.tool_block)].strip()
+        return "\n\n".join(p for p in (head, own, self.tool_block) if p)
+
+
+def _content_text(content: Any) -> str:
+    """A message's text: a string, or the text parts of an OpenAI content-part list."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [p.get("text", "") for p in content if isinstance(p, dict)]
+        return "\n".join(t for t in parts if isinstance(t, str) and t)
+    return str(content)
 
 
 def compose(
@@ -109,9 +143,9 @@ def compose(
     """Build the view for the given ordered tools; the same inputs give the same bytes."""
     native = path in NATIVE_PATHS
     parts = [instructions.strip()] if instructions.strip() else []
-    if native and menu:
+    block = "" if native else text_block(specs, menu=bool(menu))
+    if menu:
         parts.append(menu)
-    block = "" if native else text_block(specs)
     if block:
         parts.append(block)
     prefix = "\n\n".join(parts)
@@ -130,4 +164,5 @@ def compose(
         tool_tokens=tokens,
         eager_tokens=eager_tokens,
         loaded=tuple(s.name for s in specs),
+        tool_block=block,
     )

@@ -8,6 +8,7 @@ unknown keys. Parsing accepts every reasonable shape and otherwise raises
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +22,12 @@ READ_RESULT = "read_result"
 META_TOOL_NAMES = (LOAD_TOOLS, UNLOAD_TOOLS, FALLBACK, READ_RESULT)
 MAX_ITEMS = 64
 MAX_ITEM_CHARS = 200
+_BARE_NAMES = re.compile(r"\s*[\w.-]+\s*([,;]\s*[\w.-]+\s*)*")
+SHAPES = {
+    "load_tools": '{"tools": ["name or bundle"]} or {"query": "what you need to do"}',
+    "unload_tools": '{"tools": ["name"]}',
+    "read_result": '{"handle": "r-...", "offset": 0}',
+}
 
 _NAMES_SCHEMA = {
     "type": "array",
@@ -105,7 +112,12 @@ def _as_dict(arguments: Any, tool: str) -> dict[str, Any]:
         try:
             arguments = json.loads(arguments)
         except json.JSONDecodeError:
-            return {"tools": arguments}
+            if _BARE_NAMES.fullmatch(arguments):  # "calendar, weather": names, not JSON
+                return {"tools": arguments}
+            raise MetaToolArgumentError(
+                f"{tool}: the arguments are not JSON (got {shown(arguments, 60)}); send a JSON "
+                f"object like {SHAPES.get(tool, '{}')}."
+            ) from None
         except RecursionError:
             raise MetaToolArgumentError(
                 f"{tool}: the arguments are nested too deeply to read; send a flat object like "

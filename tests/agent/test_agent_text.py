@@ -62,3 +62,18 @@ def test_tool_results_are_not_counted_as_user_turns(
     assert [r.turn for r in results] == [1, 2]
     sent = server.requests[2]["messages"]
     assert sent[-1]["content"].startswith("[tool result: multiply]\nError: bad arguments")
+
+
+def test_a_text_model_sees_the_bundle_menu_and_loads_a_bundle_by_a_text_call(
+    make_agent: Any, server: ScriptedServer
+) -> None:
+    agent = make_agent(path="text")
+    load = '{"tool": "load_tools", "arguments": {"tools": ["calendar"]}}'
+    server.extend([say(load), say(DAY_CALL), say("A Friday.")])
+    result = agent.run_turn("t1", [], "Please multiply 17 by 23 for me.")
+    first = system(server, 0)
+    assert "- calendar (2 tools): dates, weekdays and day counts" in first
+    assert '{"tool": "load_tools", "arguments": {"tools": ["<bundle>"]}}' in first
+    assert first.index("- calendar") < first.index("Tools:\n")
+    assert "day_of_week(" not in first and "day_of_week(" in system(server, 1)
+    assert [c.status for c in result.calls] == ["meta", "ok"]

@@ -87,3 +87,58 @@ def test_mcp_servers_join_the_tools(
     record = json.loads(out.output.splitlines()[-1])
     assert record["calls"][0]["tool"] == "reverse_text"
     assert record["calls"][0]["result"] == "yartloot"
+
+
+def _clashing_catalog(tmp_path: Path) -> Path:
+    catalog = tmp_path / "tools.jsonl"
+    row = {"name": "reverse_text", "description": "Reverse words.", "group": "words"}
+    catalog.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    return catalog
+
+
+def test_an_mcp_name_clash_says_to_pass_mcp_replace_which_resolves_it(
+    server: ScriptedServer, db_url: str, tmp_path: Path, env: dict[str, str]
+) -> None:
+    script = tmp_path / "s.txt"
+    script.write_text("Reverse the word tooltray.\n")
+    mcp = f"{sys.executable} {MCP_SERVER}"
+    args = ["chat", "--base-url", server.base_url, "--model", "m", "--db", db_url, "--catalog"]
+    args += [str(_clashing_catalog(tmp_path)), "--script", str(script), "--mcp", mcp]
+    for extra in ([], ["--mcp-prefix"]):
+        clash = CliRunner().invoke(cli, [*args, *extra], env=env)
+        assert clash.exit_code == 2 and "pass --mcp-replace" in clash.output.lower()
+        assert len(clash.output.strip().splitlines()) == 1, clash.output
+    server.extend([call("reverse_text", {"text": "tooltray"}), say("yartloot")])
+    out = CliRunner().invoke(cli, [*args, "--mcp-replace", "--format", "json"], env=env)
+    assert out.exit_code == 0, out.output
+    record = json.loads(out.output.splitlines()[-1])
+    assert record["calls"][0]["tool"] == "reverse_text"
+    assert record["calls"][0]["result"] == "yartloot"  # the server ran it: the stand-in cannot
+
+
+def test_mcp_prefix_names_the_servers_tools_by_server(
+    server: ScriptedServer, db_url: str, tmp_path: Path, env: dict[str, str]
+) -> None:
+    script = tmp_path / "s.txt"
+    script.write_text("Reverse the word tooltray.\n")
+    server.extend([call("mcp__mathtext__reverse_text", {"text": "tooltray"}), say("yartloot")])
+    mcp = f"{sys.executable} {MCP_SERVER}"
+    args = ["chat", "--base-url", server.base_url, "--model", "m", "--db", db_url, "--catalog"]
+    args += [str(CATALOG), "--script", str(script), "--mcp", mcp, "--mcp-prefix"]
+    out = CliRunner().invoke(cli, [*args, "--format", "json"], env=env)
+    assert out.exit_code == 0, out.output
+    record = json.loads(out.output.splitlines()[-1])
+    assert record["calls"][0]["tool"] == "mcp__mathtext__reverse_text"
+    assert record["calls"][0]["result"] == "yartloot"
+
+
+def test_a_command_that_is_not_an_mcp_server_is_one_line(
+    db_url: str, tmp_path: Path, env: dict[str, str]
+) -> None:
+    args = ["chat", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--db", db_url]
+    out = CliRunner().invoke(cli, [*args, "--catalog", str(CATALOG), "--mcp", "ls"], env=env)
+    assert out.exit_code == 2
+    assert out.output.strip().splitlines() == [
+        "error: MCP server 'ls' did not start (Connection closed): check that the command runs "
+        "on its own and speaks MCP over stdio, e.g. --mcp 'uvx mcp-server-git'."
+    ]

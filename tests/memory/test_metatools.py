@@ -30,6 +30,7 @@ def test_specs_are_valid_and_ordered() -> None:
         ({"tools": "a, b ,a"}, ("a", "b"), None),
         ('{"tools": ["calendar"]}', ("calendar",), None),
         ("calendar", ("calendar",), None),
+        ("calendar, weather_forecast", ("calendar", "weather_forecast"), None),
         ({"query": " book a flight "}, (), "book a flight"),
         ({"names": ["x"], "query": "y"}, ("x",), "y"),
     ],
@@ -51,11 +52,20 @@ def test_load_accepts_reasonable_shapes(arguments: Any, names: tuple[str, ...], 
         ({"query": 3}, "must be a string"),
         ({"tools": ["x" * 500]}, "too long"),
         ({"tools": [f"t{i}" for i in range(100)]}, "at most"),
+        ("not json", r"not JSON \(got 'not json'\); send a JSON object like \{\"tools\""),
+        ('{"tools": ["a"]', "not JSON"),
     ],
 )
 def test_load_refuses_garbage_with_a_fix(arguments: Any, fragment: str) -> None:
     with pytest.raises(MetaToolArgumentError, match=fragment):
         parse_load(arguments)
+
+
+def test_not_json_shows_each_meta_tools_expected_shape() -> None:
+    with pytest.raises(MetaToolArgumentError, match=r'\{"tools": \["name"\]\}'):
+        parse_unload("drop everything please")
+    with pytest.raises(MetaToolArgumentError, match=r'\{"handle": "r-\.\.\."'):
+        parse_read_result("the handle r-1")
 
 
 def test_unload_and_read_result() -> None:

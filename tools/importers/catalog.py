@@ -39,6 +39,10 @@ FIELDS = frozenset(
     | {"priority", "pinned"}
 )
 BUNDLES_FILE = "bundles.json"
+EXPECTED = (
+    "a catalog is a UTF-8 tools.jsonl file with one JSON tool per line, e.g. "
+    '{"name": "get_weather", "description": "...", "parameters": {}, "group": "weather"}.'
+)
 
 
 @dataclass
@@ -208,7 +212,8 @@ def read_catalog(
         bundles_file: bundle descriptions; default ``bundles.json`` beside ``path`` if present.
 
     Raises:
-        ToolSpecError: unreadable file, bad JSON, unknown field, bad name or schema (with line).
+        ToolSpecError: unreadable, not UTF-8 or without a single tool; bad JSON, unknown field,
+            bad name or schema (with line).
         DuplicateToolError: two lines define the same (or prefix-equivalent) name.
     """
     file = Path(path)
@@ -216,6 +221,11 @@ def read_catalog(
         text = file.read_text(encoding="utf-8")
     except OSError as exc:
         raise ToolSpecError(f"Cannot read catalog {file}: {exc.strerror or exc}.") from None
+    except UnicodeDecodeError as exc:
+        raise ToolSpecError(
+            f"Cannot read catalog {file}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at "
+            f"offset {exc.start}); {EXPECTED}"
+        ) from None
     reader = _Reader(file, sanitize, source)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
@@ -223,6 +233,8 @@ def read_catalog(
             if line.strip():
                 reader.add(reader.parse(line, number), number)
     extra = Path(bundles_file) if bundles_file is not None else file.with_name(BUNDLES_FILE)
+    if not reader.out.tools:
+        raise ToolSpecError(f"Catalog {file} has no tools; {EXPECTED}")
     if bundles_file is not None or extra.is_file():
         reader.read_bundles_file(extra)
     return reader.finish()

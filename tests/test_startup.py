@@ -1,0 +1,86 @@
+"""Start-up stays fast: the CLI and ``import tooltray.memory`` load only what a command needs."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import subprocess
+import sys
+
+import click
+import pytest
+
+import tooltray.memory
+from tooltray.memory.cli import catalog as catalog_cli
+from tooltray.memory.cli import db as db_cli
+
+HEAVY = ("onnxruntime", "tokenizers", "numpy", "openai", "tooltray.memory.agent.loop")
+STORE = ("sqlalchemy", "alembic")
+MAIN = importlib.import_module("tooltray.memory.cli.main")  # the package exports main()
+
+
+def loaded_after(code: str) -> set[str]:
+    """The modules a fresh interpreter holds after running ``code``."""
+    probe = f"{code}\nimport sys, json; print(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout
+    return set(json.loads(out.splitlines()[-1]))
+
+
+def run_cli(*args: str) -> str:
+    return (
+        "import sys; from tooltray.memory.cli.main import cli\n"
+        f"try:\n    cli({list(args)!r})\nexcept SystemExit:\n    pass"
+    )
+
+
+def test_help_loads_no_command_module_and_nothing_heavy() -> None:
+    mods = loaded_after(run_cli("--help"))
+    assert not {m for m in mods if m.startswith("tooltray.memory.cli.") and m != MAIN.__name__}
+    assert not mods & {*HEAVY, *STORE}
+
+
+@pytest.mark.parametrize("args", [("sql", "--help"), ("history", "--help"), ("db", "--help")])
+def test_store_commands_load_neither_the_agent_nor_the_embedders(args: tuple[str, ...]) -> None:
+    mods = loaded_after(run_cli(*args))
+    assert not mods & {*HEAVY, *STORE}
+
+
+def test_importing_tooltray_memory_loads_nothing_until_used() -> None:
+    mods = loaded_after("import tooltray.memory, tooltray.tools")
+    assert not mods & {*HEAVY, *STORE, "pydantic"}
+
+
+def test_the_public_exports_are_unchanged_and_resolve() -> None:
+    expected = {
+        "META_TOOL_NAMES", "Agent", "CachedEmbedder", "Embedder", "Hit", "MCPSource",
+        "MiniLMOnnxEmbedder", "ModelError", "OpenAIEmbedder", "Planner", "PromptView",
+        "ResultShelf", "Settings", "Skill", "SkillLibrary", "Store", "ToolIndex",
+        "ToolLoaderTrinket", "TurnResult", "build_query", "default_embedder", "load_skills",
+        "meta_tool_specs", "parse_tool_calls",
+    }  # fmt: skip
+    assert set(tooltray.memory.__all__) == expected
+    for name in expected:
+        assert getattr(tooltray.memory, name) is not None
+    with pytest.raises(AttributeError):
+        _ = tooltray.memory.NoSuchThing  # type: ignore[attr-defined]
+
+
+def test_the_command_table_lists_every_command_of_every_module() -> None:
+    modules = {module for module, _ in MAIN.COMMANDS.values()}
+    for module in modules:
+        loaded = importlib.import_module(f"tooltray.memory.cli.{module}")
+        for command in loaded.COMMANDS:
+            assert isinstance(command, click.Command)
+            assert MAIN.COMMANDS[str(command.name)][0] == module, command.name
+
+
+def test_the_cli_constants_match_the_library() -> None:
+    from tooltray.memory.store.sql import DEFAULT_LIMIT
+    from tooltray.tools.render import RENDER_PATHS
+    from tooltray.tools.tokens import ENCODINGS
+
+    assert db_cli.DEFAULT_LIMIT == DEFAULT_LIMIT
+    assert catalog_cli.RENDER_PATHS == RENDER_PATHS
+    assert catalog_cli.ENCODINGS == ENCODINGS
