@@ -56,23 +56,19 @@ def _report_path(store: Store, sid: str) -> Path:
     return Path(name)
 
 
-def _close(store: Store, sid: str, console: Console) -> None:
+def _close(store: Store, sid: str) -> None:
     """The closing summary and the picture (or how to get it)."""
     from tooltray.memory.report import build_timeline, draw_timeline, summarize, summary_lines
 
     for line in summary_lines(summarize(store, sid)):
-        console.print(line, highlight=False)
+        click.echo(line)  # plain lines, never wrapped: they are read and grepped
     try:
         path = draw_timeline(build_timeline(store, sid), _report_path(store, sid))
     except ConfigError as exc:
-        console.print(f"no picture: {exc}", highlight=False)
+        click.echo(f"no picture: {exc}")
         return
-    console.print(f"picture of the session: {path}", highlight=False)
-    console.print(
-        f"Explore: tooltray history {sid} · tooltray report {sid} · "
-        'tooltray sql "SELECT kind, count(*) FROM history GROUP BY kind"',
-        highlight=False,
-    )
+    click.echo(f"picture of the session: {path}")
+    click.echo(f"Explore: tooltray history {sid} · tooltray report {sid} · tooltray sql ...")
 
 
 def _play(store: Store, sid: str, done: int, end: int, console: Console) -> None:
@@ -120,24 +116,20 @@ def demo(db: str | None, fresh: bool, turns: int | None) -> None:
     from tooltray.memory.store import Store, resolve_url
     from tooltray.tools.demo import demo_script
 
-    console = Console()
     total = len(demo_script())
     store = Store(resolve_url(db), auto_upgrade=True)
     sid, done = latest_session(store, fresh)
     if done >= total:
-        console.print(
+        click.echo(
             f"{sid} is finished ({done} of {total} turns); its summary follows. "
-            "`tooltray demo --fresh` starts a new session.",
-            highlight=False,
+            "`tooltray demo --fresh` starts a new session."
         )
     else:
         end = total if turns is None else min(total, done + turns)
         verb = "resuming" if done else "starting"
-        console.print(
-            f"{verb} {sid} at turn {done + 1} of {total} (store: {store.url})", highlight=False
-        )
-        _play(store, sid, done, end, console)
-    _close(store, sid, console)
+        click.echo(f"{verb} {sid} at turn {done + 1} of {total} (store: {store.url})")
+        _play(store, sid, done, end, Console())
+    _close(store, sid)
     store.close()
 
 
