@@ -68,7 +68,10 @@ def _close(store: Store, sid: str) -> None:
         click.echo(f"no picture: {exc}")
         return
     click.echo(f"picture of the session: {path}")
-    click.echo(f"Explore: tooltray history {sid} · tooltray report {sid} · tooltray sql ...")
+    click.echo(
+        f"Explore: tooltray history {sid} · tooltray report {sid} · "
+        'tooltray sql "SELECT kind, count(*) FROM history GROUP BY kind"'
+    )
 
 
 def _play(store: Store, sid: str, done: int, end: int, console: Console) -> None:

@@ -35,8 +35,8 @@ def _session(store: Store, sid: str, escape: bool) -> None:
 
 
 @pytest.fixture
-def store(sqlite_url: str) -> Store:
-    made = Store(sqlite_url, auto_upgrade=True)
+def store(db_url: str) -> Store:
+    made = Store(db_url, auto_upgrade=True)
     _session(made, "calm", escape=False)
     _session(made, "rescued", escape=True)
     return made
@@ -76,25 +76,25 @@ def test_summary_lines_give_recall_escapes_tokens_and_prefix_changes(store: Stor
 
 
 def test_report_command_writes_the_png_and_prints_the_summary(
-    store: Store, sqlite_url: str, tmp_path: Path
+    store: Store, db_url: str, tmp_path: Path
 ) -> None:
     pytest.importorskip("matplotlib")
     out = tmp_path / "pic" / "r.png"
-    result = CliRunner().invoke(cli, ["report", "rescued", "--db", sqlite_url, "--out", str(out)])
+    result = CliRunner().invoke(cli, ["report", "rescued", "--db", db_url, "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "escapes: 1 (load_tools 1)" in result.output and str(out) in result.output
-    missing = CliRunner().invoke(cli, ["report", "nobody", "--db", sqlite_url])
+    missing = CliRunner().invoke(cli, ["report", "nobody", "--db", db_url])
     assert missing.exit_code != 0 and "no session 'nobody'" in missing.output
     assert "Traceback" not in missing.output
 
 
 def test_missing_matplotlib_is_one_line_naming_the_extra(
-    store: Store, sqlite_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    store: Store, db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib raises ImportError
     out = tmp_path / "r.png"
-    result = CliRunner().invoke(cli, ["report", "calm", "--db", sqlite_url, "--out", str(out)])
+    result = CliRunner().invoke(cli, ["report", "calm", "--db", db_url, "--out", str(out)])
     assert result.exit_code != 0 and not out.exists()
     lines = [line for line in result.output.splitlines() if line.startswith("error")]
     assert lines == ["error: drawing a session needs matplotlib: pip install 'tooltray[report]'"]
