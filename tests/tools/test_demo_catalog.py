@@ -280,7 +280,7 @@ def test_demo_registry_executes_through_the_registry() -> None:
 def test_package_data_patterns_cover_the_demo_files() -> None:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     data = config["tool"]["setuptools"]["package-data"]
-    for package, folder in (("tooltray.tools", "tools"), ("tooltray.memory", "memory")):
+    for package, folder in (("tooltray.tools.demo", "tools/demo"), ("tooltray.memory", "memory")):
         base = ROOT / folder
         covered = {p for pattern in data[package] for p in base.glob(pattern) if p.is_file()}
         wanted = {p for p in (base / "data").rglob("*") if p.is_file()}
