@@ -59,9 +59,15 @@ def draw_timeline(timeline: Timeline, out: Path) -> Path:
     bottom.set_xlabel("turn")
     fig.suptitle(f"session {timeline.session_id}: tools loaded and used, turn by turn")
     fig.tight_layout()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(out, dpi=110)
+    except OSError as exc:
+        why = exc.strerror or str(exc)
+        message = f"cannot write the picture to {out} ({why}): pass a writable --out"
+        raise ConfigError(message) from None
+    finally:
+        plt.close(fig)
     return out
 
 

@@ -87,6 +87,12 @@ def test_report_command_writes_the_png_and_prints_the_summary(
     missing = CliRunner().invoke(cli, ["report", "nobody", "--db", db_url])
     assert missing.exit_code != 0 and "no session 'nobody'" in missing.output
     assert "Traceback" not in missing.output
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")
+    args = ["report", "rescued", "--db", db_url, "--out", str(blocked / "r.png")]
+    unwritable = CliRunner().invoke(cli, args)
+    assert unwritable.exit_code != 0 and "pass a writable --out" in unwritable.output
+    assert "Traceback" not in unwritable.output
 
 
 def test_missing_matplotlib_is_one_line_naming_the_extra(
