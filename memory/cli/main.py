@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "db": ("db", "Create, upgrade and inspect the tooltray database schema."),
     "demo": ("demo", "Replay the scripted demo session through the real trinket."),
     "eval": ("eval", "Measure tooltray from what it stored."),
+    "report": ("report", "Draw a session as a picture: tools loaded, used and escaped."),
     "history": ("db", "Show a session's timeline turn by turn."),
     "sql": ("db", "Run one read-only SQL statement on the store."),
 }

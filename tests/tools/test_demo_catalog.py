@@ -124,7 +124,7 @@ def test_script_calls_are_valid_gold(specs: dict[str, ToolSpec]) -> None:
     turns = demo_script()
     assert len(turns) == 10
     notes = [t.get("note") for t in turns]
-    assert notes.count("expect-miss") >= 1 and notes.count("fallback") >= 1
+    assert notes.count("expect-miss") >= 1
     for number, turn in enumerate(turns, 1):
         assert turn["user"].strip() and turn["assistant"].strip() and turn["calls"], number
         for call in turn["calls"]:
@@ -136,8 +136,29 @@ def test_script_calls_are_valid_gold(specs: dict[str, ToolSpec]) -> None:
                 assert set(args) <= set(schema["properties"]), (number, call)
             errors = list(Draft202012Validator(schema).iter_errors(args))
             assert not errors, (number, call["name"], errors[0].message if errors else "")
-    fallback = turns[notes.index("fallback")]
-    assert fallback["calls"][0]["name"] == "fallback"
+
+
+def test_script_recoveries_name_only_menu_bundles_or_write_a_query(
+    demo: tuple[list[ToolSpec], list[Bundle]],
+) -> None:
+    """A model sees the bundle menu, not the catalog: a recovery may name bundles or ask a query.
+
+    Every tool the model calls that is not CORE can be missing from its prompt, so each carries the
+    ``load_tools`` arguments the model would write then; none may name a tool (the prompt did not
+    show it), and the script never scripts a fallback (the model falls back only when stuck).
+    """
+    bundles = {b.name for b in demo[1]}
+    core = set(demo_core())
+    for number, turn in enumerate(demo_script(), 1):
+        for call in turn["calls"]:
+            assert call["name"] not in META, (number, "meta-tools are the model's choice")
+            recover = call.get("recover")
+            if call["name"] in core:
+                continue
+            assert recover, (number, call["name"], "needs a recover for when it is not offered")
+            assert set(recover) <= {"tools", "query"} and recover, (number, recover)
+            assert set(recover.get("tools", [])) <= bundles, (number, recover)
+            assert isinstance(recover.get("query", ""), str), (number, recover)
 
 
 def test_script_calls_execute_and_chain() -> None:
@@ -259,7 +280,7 @@ def test_demo_registry_executes_through_the_registry() -> None:
 def test_package_data_patterns_cover_the_demo_files() -> None:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     data = config["tool"]["setuptools"]["package-data"]
-    for package, folder in (("tooltray.tools", "tools"), ("tooltray.memory", "memory")):
+    for package, folder in (("tooltray.tools.demo", "tools/demo"), ("tooltray.memory", "memory")):
         base = ROOT / folder
         covered = {p for pattern in data[package] for p in base.glob(pattern) if p.is_file()}
         wanted = {p for p in (base / "data").rglob("*") if p.is_file()}

@@ -1,0 +1,135 @@
+"""Draw a :class:`Timeline` as a PNG: turns across, tools down, and the prompt cost below.
+
+The top panel has one row per tool: a bar for the turns it was loaded (coloured by why it was
+loaded), a dot where the model used it, a triangle where an escape hatch loaded it, a cross where
+it was evicted, and a shaded column for a turn the model fell back to every tool. The bottom panel
+puts the tool tokens of each turn against eager (every tool exposed), and marks the turns whose
+prompt prefix changed, each a KV-cache miss. matplotlib is imported here only, and only by callers
+that draw, so the rest of tooltray does not need it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tooltray.memory.report.timeline import Timeline, ToolRow
+from tooltray.tools.errors import ConfigError
+
+INSTALL = "pip install 'tooltray[report]'"
+COLOURS = {
+    "core": "#9e9e9e",
+    "pinned": "#9e9e9e",
+    "skill": "#2e7d32",
+    "escape": "#ef6c00",
+    "fallback": "#7b1fa2",
+    "manual": "#00838f",
+}
+SELECTED = "#1565c0"
+CHANGE = "#c62828"
+
+
+def _pyplot() -> Any:
+    """matplotlib's pyplot on the file-only Agg backend, or one line saying how to install it."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ConfigError(f"drawing a session needs matplotlib: {INSTALL}") from None
+    return plt
+
+
+def draw_timeline(timeline: Timeline, out: Path) -> Path:
+    """Write the picture of ``timeline`` to ``out`` (PNG) and return the path."""
+    plt = _pyplot()
+    n = max(len(timeline.rows), 1)
+    fig, (top, bottom) = plt.subplots(
+        2,
+        1,
+        figsize=(11, 2.6 + 0.2 * n),
+        sharex=True,
+        gridspec_kw={"height_ratios": [0.2 * n + 0.4, 2.2]},
+    )
+    _tools_panel(top, timeline)
+    _tokens_panel(bottom, timeline)
+    bottom.set_xticks(range(1, timeline.turns + 1))
+    bottom.set_xlim(0.4, timeline.turns + 0.6)
+    bottom.set_xlabel("turn")
+    fig.suptitle(f"session {timeline.session_id}: tools loaded and used, turn by turn")
+    fig.tight_layout()
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(out, dpi=110)
+    except OSError as exc:
+        why = exc.strerror or str(exc)
+        message = f"cannot write the picture to {out} ({why}): pass a writable --out"
+        raise ConfigError(message) from None
+    finally:
+        plt.close(fig)
+    return out
+
+
+def _tools_panel(ax: Any, timeline: Timeline) -> None:
+    for y, row in enumerate(timeline.rows):
+        _tool_row(ax, y, row, timeline.turns)
+    for turn, count in timeline.fallback.items():
+        ax.axvspan(turn - 0.5, turn + 0.5, color=COLOURS["fallback"], alpha=0.12, lw=0)
+        ax.text(turn, -0.9, f"fallback\n+{count}", ha="center", va="bottom", fontsize=7)
+    _mark_changes(ax, timeline.prefix_changes)
+    ax.set_yticks(range(len(timeline.rows)))
+    ax.set_yticklabels([r.name for r in timeline.rows], fontsize=7)
+    ax.set_ylim(len(timeline.rows) - 0.4, -1.0)
+    ax.grid(axis="x", color="#eeeeee")
+    ax.legend(handles=_legend(ax), loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7)
+
+
+def _tool_row(ax: Any, y: int, row: ToolRow, turns: int) -> None:
+    for start, end, source in row.spans:
+        last = turns if end is None else end
+        colour = COLOURS.get(source, SELECTED)
+        ax.barh(y, last - start + 0.8, left=start - 0.4, height=0.55, color=colour, alpha=0.35)
+    if row.used:
+        ax.plot(sorted(row.used), [y] * len(row.used), "o", color="black", ms=4)
+    if row.escapes:
+        starts = [t - 0.3 for t in sorted(row.escapes)]  # left of the turn, clear of its "used" dot
+        ax.plot(starts, [y] * len(starts), ">", color=COLOURS["escape"], ms=5)
+    if row.evicted:
+        ax.plot(sorted(row.evicted), [y] * len(row.evicted), "x", color=CHANGE, ms=6)
+
+
+def _tokens_panel(ax: Any, timeline: Timeline) -> None:
+    turns = [r.turn for r in timeline.records]
+    ax.bar(turns, [r.tool_tokens for r in timeline.records], color=SELECTED, alpha=0.6)
+    for r in timeline.records:
+        share = 100 * r.tool_tokens / r.eager_tokens if r.eager_tokens else 100.0
+        ax.text(r.turn, r.tool_tokens, f"{share:.0f}%", ha="center", va="bottom", fontsize=7)
+    eager = [r.eager_tokens or 0 for r in timeline.records]
+    ax.plot(turns, eager, "--", color="black", label="eager (every tool)")
+    _mark_changes(ax, timeline.prefix_changes)
+    ax.set_ylabel("tool tokens")
+    ax.set_ylim(0, max([*eager, *(r.tool_tokens for r in timeline.records), 1]) * 1.15)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7)
+
+
+def _mark_changes(ax: Any, turns: list[int]) -> None:
+    for turn in turns:
+        ax.axvline(turn - 0.5, color=CHANGE, lw=1, ls=":")
+
+
+def _legend(ax: Any) -> list[Any]:
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    return [
+        Patch(color=COLOURS["core"], alpha=0.35, label="loaded: core"),
+        Patch(color=COLOURS["skill"], alpha=0.35, label="loaded: skill"),
+        Patch(color=SELECTED, alpha=0.35, label="loaded: retrieval"),
+        Patch(color=COLOURS["escape"], alpha=0.35, label="loaded: escape"),
+        Patch(color=COLOURS["fallback"], alpha=0.35, label="fallback"),
+        Line2D([], [], marker="o", color="black", ls="", label="used"),
+        Line2D([], [], marker=">", color=COLOURS["escape"], ls="", label="escape hatch"),
+        Line2D([], [], marker="x", color=CHANGE, ls="", label="evicted"),
+        Line2D([], [], color=CHANGE, ls=":", label="prefix changed"),
+    ]

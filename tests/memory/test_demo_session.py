@@ -1,0 +1,107 @@
+"""The demo as a newcomer meets it: a fair scripted model, resume where it stopped, a finished
+session's summary, and closing lines that give recall, escapes, tokens and prefix changes."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from tooltray.events import ToolUsed, TurnCompleted, emit, tool_used, turn_completed
+from tooltray.memory.cli.main import cli
+from tooltray.memory.config import Settings
+from tooltray.memory.core.trinket import ToolLoaderTrinket
+from tooltray.memory.store import Store
+from tooltray.tools.demo import demo_registry, demo_script, demo_skills_dir
+from tooltray.tools.demo.model import (
+    ModelCall,
+    ScriptedTurn,
+    UnfairCallError,
+    check_fair,
+    menu_bundles,
+)
+
+
+def _sql(url: str, query: str) -> list[str]:
+    result = CliRunner().invoke(cli, ["sql", query, "--db", url, "--format", "csv"])
+    assert result.exit_code == 0, result.output
+    return result.output.splitlines()[1:]
+
+
+def test_the_scripted_model_names_only_what_its_prompt_showed(sqlite_url: str) -> None:
+    """Play the script against real views; record each call beside the view it was made on."""
+    store = Store(sqlite_url, auto_upgrade=True)
+    settings = Settings(db=sqlite_url, skills_dir=demo_skills_dir())
+    trinket = ToolLoaderTrinket(demo_registry(), store, settings=settings)
+    seen: list[tuple[set[str], set[str], ModelCall]] = []
+    messages: list[dict[str, Any]] = []
+    try:
+        for number, step in enumerate(demo_script(), 1):
+            messages.append({"role": "user", "content": step["user"]})
+            model = ScriptedTurn([dict(c) for c in step["calls"]])
+            view = trinket.prepare("fair", messages)
+            while (call := model.act(view)) is not None:
+                offered = {s.name for s in view.specs}
+                seen.append((offered, menu_bundles(view.system_prefix), call))
+                if trinket.is_meta(call.name):
+                    trinket.handle_meta("fair", call.name, call.arguments)
+                else:
+                    emit(tool_used, "fair", ToolUsed(tool=call.name))
+                view = trinket.prepare("fair", messages)
+            emit(turn_completed, "fair", TurnCompleted(turn=number))
+            messages.append({"role": "assistant", "content": step["assistant"]})
+    finally:
+        trinket.close()
+    assert len(seen) > sum(len(s["calls"]) for s in demo_script())  # some recoveries happened
+    for offered, menu, call in seen:
+        assert call.name in offered, call
+        assert set(call.arguments.get("tools", [])) <= offered | menu, call
+    loads = [c for _, _, c in seen if c.name == "load_tools"]
+    assert any("query" in c.arguments for c in loads) and any("tools" in c.arguments for c in loads)
+
+
+def test_check_fair_refuses_a_hidden_tool_name() -> None:
+    class View:
+        system_prefix = "Tool bundles:\n- contacts (7 tools): People.\n- email (9 tools): Mail."
+        specs = (ModelCall("load_tools", {}), ModelCall("web_search", {}))
+
+    fine = ModelCall("load_tools", {"tools": ["contacts", "web_search"]})
+    assert check_fair(View(), fine) is fine
+    with pytest.raises(UnfairCallError, match="contacts_search"):
+        check_fair(View(), ModelCall("load_tools", {"tools": ["contacts_search"]}))
+    with pytest.raises(UnfairCallError, match="email_send"):
+        check_fair(View(), ModelCall("email_send", {}))
+
+
+def test_a_second_run_resumes_the_same_session_at_its_next_turn(sqlite_url: str) -> None:
+    runner = CliRunner()
+    first = runner.invoke(cli, ["demo", "--db", sqlite_url, "--turns", "3"])
+    assert first.exit_code == 0, first.output
+    again = runner.invoke(cli, ["demo", "--db", sqlite_url, "--turns", "2"])
+    assert again.exit_code == 0, again.output
+    assert "resuming demo-1 at turn 4 of 10" in again.output
+    assert _sql(sqlite_url, "SELECT id, turn FROM sessions") == ["demo-1,5"]
+    assert _sql(sqlite_url, "SELECT turn FROM turns ORDER BY turn") == list("12345")
+    bad = runner.invoke(cli, ["demo", "--db", sqlite_url, "--turns", "0"])
+    assert bad.exit_code != 0 and "Traceback" not in bad.output
+
+
+def test_a_finished_demo_says_so_and_shows_its_summary(sqlite_url: str, tmp_path: Path) -> None:
+    runner = CliRunner()
+    full = runner.invoke(cli, ["demo", "--db", sqlite_url])
+    assert full.exit_code == 0, full.output
+    heads = ("first-pass recall: ", "escapes: ", "tool tokens: ", "prompt prefix changed at ")
+    summary = [line for line in full.output.splitlines() if line.startswith(heads)]
+    assert [next(h for h in heads if line.startswith(h)) for line in summary] == list(heads)
+    assert "after recovery 1.00" in full.output and "fallback 1" not in full.output
+    assert re.search(r"tool tokens: [\d,]+ over 10 turns, \d+% of eager", full.output)
+    picture = tmp_path / "tooltray-demo-1.png"
+    assert f"picture of the session: {picture}" in full.output and picture.stat().st_size > 0
+    again = runner.invoke(cli, ["demo", "--db", sqlite_url])
+    assert again.exit_code == 0, again.output
+    assert "demo-1 is finished (10 of 10 turns)" in again.output
+    assert [line for line in again.output.splitlines() if line in summary] == summary
+    assert _sql(sqlite_url, "SELECT id FROM sessions") == ["demo-1"]

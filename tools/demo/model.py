@@ -1,0 +1,108 @@
+"""The demo's scripted model, made to play fair: it acts only on the prompt rendered for it.
+
+A real model sees the system prefix (with the bundle menu) and the ``tools=`` list, nothing else
+of the catalog. So this model calls a scripted tool only once that tool is offered; when it is
+not, it does what the script says a model would write, ``load_tools`` with bundle names from the
+menu or a query in the user's words, and only if that still does not offer the tool, ``fallback``.
+Every call it makes is checked against the view it was given (:func:`check_fair`), so a script
+that names a hidden tool fails loudly instead of making the product look better than it is.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+LOAD_TOOLS = "load_tools"
+FALLBACK = "fallback"
+_MENU_LINE = re.compile(r"^- ([\w.-]+) \(\d+ tools?\)", re.M)
+
+
+class ToolLike(Protocol):
+    """What the model reads of a tool offered in ``tools=``: its name."""
+
+    @property
+    def name(self) -> str: ...
+
+
+class ViewLike(Protocol):
+    """The part of a prompt view a model sees: the system prefix and the ``tools=`` specs."""
+
+    @property
+    def system_prefix(self) -> str: ...
+
+    @property
+    def specs(self) -> Sequence[ToolLike]: ...
+
+
+class UnfairCallError(ValueError):
+    """The scripted model was about to name something its prompt never showed it."""
+
+
+@dataclass(frozen=True)
+class ModelCall:
+    """One tool call the model makes: a meta-tool or a tool from ``tools=``."""
+
+    name: str
+    arguments: dict[str, Any]
+
+
+def menu_bundles(prefix: str) -> set[str]:
+    """Bundle names listed in the bundle menu of a system prefix (``- name (N tools): ...``)."""
+    return set(_MENU_LINE.findall(prefix))
+
+
+def check_fair(view: ViewLike, call: ModelCall) -> ModelCall:
+    """Return ``call`` if its prompt showed everything it names, else raise UnfairCallError."""
+    offered = {s.name for s in view.specs}
+    if call.name not in offered:
+        raise UnfairCallError(f"{call.name} is not in the tools= list the model was given")
+    if call.name == LOAD_TOOLS:
+        names = call.arguments.get("tools", [])
+        hidden = [
+            n for n in names if n not in offered and n not in menu_bundles(view.system_prefix)
+        ]
+        if hidden:
+            raise UnfairCallError(f"load_tools names {hidden}, neither offered nor in the menu")
+    return call
+
+
+@dataclass
+class ScriptedTurn:
+    """One scripted turn played against the views the trinket hands out, call by call.
+
+    Args:
+        calls: the script's ``calls``: what a competent model would end up calling, each with an
+            optional ``recover`` (the ``load_tools`` arguments it writes when the tool is absent).
+    """
+
+    calls: list[dict[str, Any]]
+    recoveries: list[ModelCall] = field(default_factory=list)
+    _tried: set[str] = field(default_factory=set)
+    _fell_back: set[str] = field(default_factory=set)
+
+    def act(self, view: ViewLike) -> ModelCall | None:
+        """The model's next call given the prompt ``view``, or ``None`` when the turn is done."""
+        if not self.calls:
+            return None
+        step = self.calls[0]
+        name = step["name"]
+        if name in {s.name for s in view.specs}:
+            self.calls.pop(0)
+            return check_fair(view, ModelCall(name, dict(step.get("arguments", {}))))
+        return check_fair(view, self._recover(name, step.get("recover")))
+
+    def _recover(self, name: str, recover: dict[str, Any] | None) -> ModelCall:
+        """Ask for the absent tool the way the script says, then fall back, then give up."""
+        if recover and name not in self._tried:
+            self._tried.add(name)
+            call = ModelCall(LOAD_TOOLS, dict(recover))
+        elif name not in self._fell_back:
+            self._fell_back.add(name)
+            call = ModelCall(FALLBACK, {"reason": "No offered tool can do this."})
+        else:
+            raise UnfairCallError(f"{name} is still not offered after load_tools and fallback")
+        self.recoveries.append(call)
+        return call
