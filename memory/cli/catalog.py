@@ -186,8 +186,8 @@ def lint(
 
     Exits 1 when a finding reaches --fail-on (warning or error), else 0.
     """
-    from tooltray.memory.lint import lint as run_lint
     from tooltray.memory.lint import Severity, ordered, reaches
+    from tooltray.memory.lint import lint as run_lint
 
     tools, found = lint_specs(catalog, mcp)
     found = ordered(found + run_lint(tools, None if no_embed else lint_embedder(db)))

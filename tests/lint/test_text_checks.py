@@ -22,7 +22,8 @@ def test_empty_description_is_an_error(make: Any) -> None:
 
 
 def test_name_only_and_very_short(make: Any) -> None:
-    found = description_findings([make("get_weather", "Get weather."), make("add", "Adds numbers.")])
+    tools = [make("get_weather", "Get weather."), make("add", "Adds numbers.")]
+    found = description_findings(tools)
     assert [f.evidence.split(":")[0] for f in found] == ["name only", "very short (2 words)"]
     assert all(f.severity == "warning" for f in found)
 
