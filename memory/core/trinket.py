@@ -486,7 +486,7 @@ class ToolLoaderTrinket:
         if state.mode == MODE_DEGRADED:
             return self._all_view(state, MODE_DEGRADED)
         specs = [s for s in (self.registry.get(n) for n in state.loaded_names()) if s is not None]
-        specs = [s for s in specs if self.registry.is_allowed(s.name)]
+        specs = self.planner.shown([s for s in specs if self.registry.is_allowed(s.name)])
         native = self.settings.path in NATIVE_PATHS
         if state.snapshot.meta.get("mode") != "all" and native:
             specs = meta_tool_specs() + specs
@@ -509,7 +509,7 @@ class ToolLoaderTrinket:
             path=self.settings.path,
             mode=mode,
             instructions=self.settings.instructions,
-            specs=self.registry.allowed(),
+            specs=self.planner.shown(self.registry.allowed()),
             menu="",
             eager_tokens=self.planner.eager_tokens(),
         )
