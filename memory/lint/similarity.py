@@ -71,7 +71,12 @@ def close_pairs(vectors: Matrix, cut: float, rows: Sequence[int] | None = None) 
 
 
 def name_similarity(a: str, b: str) -> float:
-    """difflib ratio of the two names' words, MCP/server prefixes stripped and case folded."""
-    left = " ".join(tokenize_identifier(match_key(a)))
-    right = " ".join(tokenize_identifier(match_key(b)))
-    return difflib.SequenceMatcher(None, left, right).ratio()
+    """difflib ratio of the two names' words after the leading words they share.
+
+    MCP/server prefixes go first, then shared leading words (a bundle prefix such as ``files_``
+    makes ``files_copy`` and ``files_edit`` look alike without saying anything about them).
+    """
+    left, right = tokenize_identifier(match_key(a)), tokenize_identifier(match_key(b))
+    while left and right and left[0] == right[0] and len(left) + len(right) > 2:
+        left, right = left[1:], right[1:]
+    return difflib.SequenceMatcher(None, " ".join(left), " ".join(right)).ratio()

@@ -50,3 +50,8 @@ def test_calibration_is_against_the_catalog(diverse: list[Any], embedder: Any) -
     mean, std = cosine_stats(unit_vectors(diverse, embedder))
     assert 0.0 < mean < 0.5 and 0.02 < std < 0.3
     assert name_similarity("mcp__a__send_mail", "sendMail") == 1.0
+
+
+def test_name_similarity_ignores_a_shared_prefix() -> None:
+    assert name_similarity("files_copy", "files_edit") < 0.5
+    assert name_similarity("send_email", "send_mail") > 0.8
