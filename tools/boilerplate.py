@@ -107,9 +107,11 @@ def state_once(tools: Sequence[ToolSpec], spans: Mapping[str, Sequence[str]]) ->
 
 def strip_all(tools: Sequence[ToolSpec], spans: Mapping[str, Sequence[str]]) -> list[ToolSpec]:
     """``tools`` with every bundle member's shared spans cut (what retrieval should match)."""
-    return [_cut(s, spans[s.bundle]) if s.bundle in spans else s for s in tools]
+    return [_cut(s, spans.get(s.bundle or "", ())) for s in tools]
 
 
 def _cut(spec: ToolSpec, spans: Sequence[str]) -> ToolSpec:
+    if not spans:
+        return spec
     text = strip_spans(spec.description, spans)
     return spec if text == spec.description else spec.model_copy(update={"description": text})
