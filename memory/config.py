@@ -68,7 +68,8 @@ class Settings(BaseSettings):
         result_max_chars: tool results longer than this are shortened with a handle.
         instructions: the caller's system instructions, first in the stable prefix.
         boilerplate_once: state a bundle's shared boilerplate (a span most of its descriptions
-            repeat) only on its first shown tool, and match tools without it.
+            repeat) only on its first shown tool; retrieval still matches whole descriptions
+            (matching without the span cost 1.8 points of C@10 on bfcl_multiturn).
     """
 
     model_config = SettingsConfigDict(env_prefix="TOOLTRAY_", extra="ignore")

@@ -22,7 +22,7 @@ from tooltray.memory.retrieval.adapter import (
     build_retriever,
     lexical_retriever,
 )
-from tooltray.tools.boilerplate import bundle_spans, state_once, strip_all
+from tooltray.tools.boilerplate import bundle_spans, state_once
 from tooltray.tools.registry import ToolRegistry
 from tooltray.tools.render import canonical_json
 from tooltray.tools.spec import ToolSpec
@@ -112,7 +112,7 @@ class Planner:
         """
         cat = self.catalog()
         if cat.retriever is None:
-            specs = strip_all(self.registry.allowed(), cat.spans)
+            specs = self.registry.allowed()  # whole descriptions: cutting spans cost C@10 1.8
             cat.retriever = build_retriever(specs, self.settings, self.store, progress)
         return cat.retriever
 
@@ -147,8 +147,7 @@ class Planner:
         if cat.retriever is not None:
             return cat.retriever.lexical(query)
         if cat.lexical is None:
-            specs = strip_all(self.registry.allowed(), cat.spans)
-            cat.lexical = lexical_retriever(specs, self.settings)
+            cat.lexical = lexical_retriever(self.registry.allowed(), self.settings)
         return cat.lexical.lexical(query)
 
     def plan(self, state: SessionState, users: Sequence[str], *, initial: bool) -> Plan:
