@@ -104,3 +104,14 @@ class LoaderDegraded(_Payload):
     turn: int
     reason: str
     error: str
+
+
+class ToolsRegistered(_Payload):
+    """Tools joined a registry while the agent runs (the instance layer, an MCP server).
+
+    The sender is the :class:`~tooltray.tools.registry.ToolRegistry` itself, not a session:
+    registration belongs to the registry, which many sessions may share.
+    """
+
+    tools: list[str]
+    layer: str = "instance"

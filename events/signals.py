@@ -49,6 +49,10 @@ loader_degraded = tooltray_signals.signal(
     "loader-degraded",
     doc="tooltray: the loader fell back to all tools or the last set. Payload: LoaderDegraded.",
 )
+tools_registered = tooltray_signals.signal(
+    "tools-registered",
+    doc="tools: tools were registered at run time; the sender is the registry. ToolsRegistered.",
+)
 
 PAYLOADS: dict[str, type[BaseModel]] = {
     "turn-completed": p.TurnCompleted,
@@ -61,6 +65,7 @@ PAYLOADS: dict[str, type[BaseModel]] = {
     "selection-changed": p.SelectionChanged,
     "escape-hatch": p.EscapeHatch,
     "loader-degraded": p.LoaderDegraded,
+    "tools-registered": p.ToolsRegistered,
 }
 
 

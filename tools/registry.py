@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from tooltray.events.payloads import ToolsRegistered
+from tooltray.events.signals import tools_registered
 from tooltray.tools.errors import (
     SHOWN_CHARS,
     ConfigError,
@@ -158,10 +160,15 @@ class ToolRegistry:
     # -- mutation -----------------------------------------------------------------------------
 
     def register(self, spec: ToolSpec, fn: Executor | None = None) -> ToolSpec:
-        """Add ``spec`` (and optionally the callable that runs it) to the instance layer."""
+        """Add ``spec`` (and optionally the callable that runs it) to the instance layer.
+
+        Sends ``tools-registered`` (sender: this registry) once the tool is in, so listeners
+        such as the trinket can check it against the catalog; a listener cannot refuse it.
+        """
         with self._lock:
             self.catalog.check(spec, "instance")
             self.instance.add(spec, fn)
+        tools_registered.send(self, payload=ToolsRegistered(tools=[spec.name]))
         return spec
 
     def register_callable(self, fn: Callable[..., Any], **kwargs: Any) -> ToolSpec:

@@ -1,6 +1,7 @@
-"""``tooltray catalog show|tokens``: look at a tool catalog and what it costs on each render path.
+"""``tooltray catalog show|tokens|lint``: look at a tool catalog, what it costs, what hurts it.
 
-Without ``--catalog`` both commands use the bundled demo catalog. No database is involved.
+Without ``--catalog`` the commands use the bundled demo catalog. No database is involved, except
+``lint --db`` as an optional cache of document embeddings.
 """
 
 from __future__ import annotations
@@ -139,6 +140,71 @@ def tokens(catalog: str | None, sanitize: bool, path: str, encoding: str, fmt: s
     paths = RENDER_PATHS if path == "all" else (path,)
     rows = [path_row(tools, p, encoding) for p in paths]
     emit(rows, fmt, "Tool-block tokens per render path")
+
+
+def lint_specs(catalog: str | None, mcp: Sequence[str]) -> tuple[list[ToolSpec], list[Any]]:
+    """The tools to lint and the findings of loading them (strict loading's errors)."""
+    from tooltray.memory.lint import load_lenient
+
+    if catalog is not None and mcp:
+        raise ConfigError("Give --catalog FILE or --mcp CMD, not both.")
+    if catalog is not None:
+        loaded = load_lenient(catalog)
+        return loaded.tools, list(loaded.findings)
+    if not mcp:
+        return load_specs(None, False)[0], []
+    from tooltray.tools.sources.mcp import MCPSource
+
+    tools: list[ToolSpec] = []
+    for command in mcp:
+        with MCPSource(command) as source:
+            tools += source.specs
+    return tools, []
+
+
+def lint_embedder(db: str | None) -> Any:
+    """The default embedder, cached in the store at ``db`` when one is given."""
+    from tooltray.memory.embedders import CachedEmbedder, default_embedder
+
+    if db is None:
+        return default_embedder()
+    from tooltray.memory.store import Store
+
+    return CachedEmbedder(default_embedder(), Store(db, auto_upgrade=True))
+
+
+@catalog_group.command("lint")
+@_catalog_opt
+@click.option("--mcp", "mcp", multiple=True, help="MCP server command (repeatable).")
+@click.option("--db", "db", default=None, help="Store URL caching document embeddings.")
+@click.option("--no-embed", is_flag=True, help="Skip the near-duplicate check (no embedder).")
+@click.option("--fail-on", "fail_on", type=click.Choice(("warning", "error")), default=None)
+@_format_opt
+def lint(
+    catalog: str | None,
+    mcp: tuple[str, ...],
+    db: str | None,
+    no_embed: bool,
+    fail_on: str | None,
+    fmt: str,
+) -> None:
+    """One row per finding: kind, severity, tools, evidence, what to do.
+
+    Exits 1 when a finding reaches --fail-on (warning or error), else 0.
+    """
+    from tooltray.memory.lint import Severity, ordered, reaches
+    from tooltray.memory.lint import lint as run_lint
+
+    tools, found = lint_specs(catalog, mcp)
+    found = ordered(found + run_lint(tools, None if no_embed else lint_embedder(db)))
+    title = f"{len(found)} findings over {len(tools)} tools"
+    if found or fmt == "json":
+        emit([f.row() for f in found], fmt, title)
+    elif fmt == "table":
+        click.echo(f"No findings over {len(tools)} tools.")
+    bar: Severity | None = "error" if fail_on == "error" else "warning" if fail_on else None
+    if bar is not None and any(reaches(f.severity, bar) for f in found):
+        raise SystemExit(1)
 
 
 COMMANDS: list[click.Command] = [catalog_group]

@@ -87,6 +87,7 @@ class ToolLoaderTrinket:
         sig.turn_completed.connect(self._on_turn_completed)
         sig.tool_used.connect(self._on_tool_used)
         sig.context_compacted.connect(self._on_compacted)
+        sig.tools_registered.connect(self._on_tools_registered, sender=self.registry)
 
     def _open_store(self) -> BaseStore:
         """Open ``settings.db``; a database tooltray cannot use degrades instead of raising.
@@ -109,6 +110,7 @@ class ToolLoaderTrinket:
         sig.turn_completed.disconnect(self._on_turn_completed)
         sig.tool_used.disconnect(self._on_tool_used)
         sig.context_compacted.disconnect(self._on_compacted)
+        sig.tools_registered.disconnect(self._on_tools_registered, sender=self.registry)
 
     def __enter__(self) -> ToolLoaderTrinket:
         return self
@@ -176,7 +178,8 @@ class ToolLoaderTrinket:
         self, session_id: str, turn: int, mode: ViewMode = "degraded", eager_tokens: int = 0
     ) -> PromptView:
         """Every allowed tool, no menu: what a client shows when :meth:`prepare` itself failed."""
-        return all_tools_view(session_id, turn, mode, self.settings, self.registry, eager_tokens)
+        shown = self.planner.shown(self.registry.allowed())
+        return all_tools_view(session_id, turn, mode, self.settings, shown, eager_tokens)
 
     # ----- tool calls ------------------------------------------------------------------------
 
@@ -253,6 +256,21 @@ class ToolLoaderTrinket:
             if changes.loads:
                 hatch = p.EscapeHatch(turn=turn, kind="unlisted_call", tools=[payload.tool])
                 sig.emit(sig.escape_hatch, state.session_id, hatch)
+
+    def _on_tools_registered(self, sender: Any, payload: p.ToolsRegistered, **_: Any) -> None:
+        """Near duplicates of tools registered at run time: logged, and recorded in each session."""
+        from tooltray.memory.lint.runtime import registration_warnings
+        from tooltray.memory.retrieval.adapter import make_embedder
+
+        with self._lock:
+            embedder = make_embedder(self.settings, self.store)
+            found = registration_warnings(payload.tools, self.registry.allowed(), embedder)
+            for state in list(self._sessions.values()) if found else []:
+                events = [
+                    self._event(state, "near-duplicate", f.tools[0], f.evidence[:500])
+                    for f in found
+                ]
+                self.journal.commit(state, Changes(events=events))
 
     def _on_turn_completed(self, sender: Any, payload: p.TurnCompleted, **_: Any) -> None:
         with self._lock:

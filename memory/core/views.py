@@ -6,12 +6,15 @@ clients (an agent whose ``prepare`` failed) render "all tools" the same way.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from tooltray.memory.config import Settings
 from tooltray.memory.core.planner import Planner
 from tooltray.memory.core.prompt import NATIVE_PATHS, PromptView, compose
 from tooltray.memory.core.session import SessionState, ViewMode
 from tooltray.memory.metatools import meta_tool_specs
 from tooltray.tools.registry import ToolRegistry
+from tooltray.tools.spec import ToolSpec
 
 
 def all_tools_view(
@@ -19,7 +22,7 @@ def all_tools_view(
     turn: int,
     mode: ViewMode,
     settings: Settings,
-    registry: ToolRegistry,
+    allowed: Sequence[ToolSpec],
     eager_tokens: int,
 ) -> PromptView:
     """Every allowed tool and no menu: the legacy path a loader problem degrades to."""
@@ -29,7 +32,7 @@ def all_tools_view(
         path=settings.path,
         mode=mode,
         instructions=settings.instructions,
-        specs=registry.allowed(),
+        specs=allowed,
         menu="",
         eager_tokens=eager_tokens,
     )
@@ -40,7 +43,7 @@ def selected_view(
 ) -> PromptView:
     """The session's loaded tools in ``tools=`` order, led by the meta-tools on native paths."""
     specs = [s for s in (registry.get(n) for n in state.loaded_names()) if s is not None]
-    specs = [s for s in specs if registry.is_allowed(s.name)]
+    specs = planner.shown([s for s in specs if registry.is_allowed(s.name)])
     choosing = state.selection_mode != "all"
     if choosing and settings.path in NATIVE_PATHS:
         specs = meta_tool_specs() + specs

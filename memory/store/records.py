@@ -26,6 +26,7 @@ EventKind = Literal[
     "degraded",
     "selected",
     "compacted",
+    "near-duplicate",
     "started",
     "resumed",
     "ended",

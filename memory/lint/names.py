@@ -1,0 +1,66 @@
+"""Names strict loading refuses: invalid for providers, or clashing once prefixes are stripped.
+
+:func:`tooltray.tools.spec.check_name` and the registry raise on these; lint lists them as
+errors next to every other finding, keeps the first of two clashing tools and maps invalid names
+onto the rule (as ``--sanitize`` would) so the other checks still run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from tooltray.memory.lint.finding import Finding
+from tooltray.tools.errors import ToolSpecError, shown
+from tooltray.tools.names import match_key, sanitize_name
+from tooltray.tools.spec import ToolSpec, check_name
+
+KIND = "name"
+
+
+def checked_name(raw: str, what: str, found: list[Finding]) -> str:
+    """``raw`` if providers accept it; else its sanitised form, with an error in ``found``."""
+    try:
+        return check_name(raw, what)
+    except ToolSpecError:
+        pass
+    try:
+        fixed = sanitize_name(raw)
+    except ToolSpecError:
+        fixed = "_"
+    found.append(
+        Finding(
+            KIND,
+            "error",
+            (fixed,),
+            f"{what} name {shown(raw)} breaks the provider rule (1-64 of [a-zA-Z0-9_.-])",
+            f"rename it, e.g. to {fixed!r} (what --sanitize maps it to)",
+        )
+    )
+    return fixed
+
+
+def clash(name: str, first: str) -> Finding:
+    """The error for ``name`` clashing with the earlier ``first``."""
+    same = "the same name" if name == first else "the same name once MCP/server prefixes go"
+    return Finding(
+        KIND,
+        "error",
+        (name, first),
+        f"{shown(name)} and {shown(first)} have {same}; the registry refuses the second",
+        "rename one of them (or give one server's tools a prefix)",
+    )
+
+
+def dedupe(tools: Sequence[ToolSpec]) -> tuple[list[ToolSpec], list[Finding]]:
+    """The tools without later clashes (same name or prefix-stripped key), and the errors."""
+    kept: list[ToolSpec] = []
+    owners: dict[str, str] = {}
+    found: list[Finding] = []
+    for spec in tools:
+        key = match_key(spec.name)
+        if key in owners:
+            found.append(clash(spec.name, owners[key]))
+            continue
+        owners[key] = spec.name
+        kept.append(spec)
+    return kept, found

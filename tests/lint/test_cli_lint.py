@@ -1,0 +1,94 @@
+"""`tooltray catalog lint` through the real click group: formats, --fail-on exit codes, errors."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from tooltray.memory.cli.main import cli
+
+WARN_ONLY = [
+    {"name": "add", "description": "Adds numbers.", "group": "math"},
+    {"name": "multiply", "description": "Multiply two numbers and return the product."},
+]
+
+
+def _lint(path: Path, *args: str) -> Any:
+    return CliRunner().invoke(cli, ["catalog", "lint", "--catalog", str(path), *args])
+
+
+@pytest.fixture
+def warn_only(tmp_path: Path, write: Any) -> Path:
+    path: Path = write(tmp_path / "tools.jsonl", WARN_ONLY)
+    return path
+
+
+@pytest.fixture
+def broken(tmp_path: Path, write: Any) -> Path:
+    path: Path = write(tmp_path / "bad.jsonl", [{"name": "bad name", "description": ""}])
+    return path
+
+
+def test_json_rows(warn_only: Path) -> None:
+    result = _lint(warn_only, "--no-embed", "--format", "json")
+    assert result.exit_code == 0, result.output
+    (row,) = json.loads(result.output)
+    assert row == {
+        "kind": "description",
+        "severity": "warning",
+        "tools": "add",
+        "evidence": "very short (2 words): 'Adds numbers.'",
+        "fix": row["fix"],
+    }
+
+
+def test_csv_and_table(broken: Path) -> None:
+    rows = list(csv.DictReader(io.StringIO(_lint(broken, "--no-embed", "--format", "csv").output)))
+    pairs = [(r["kind"], r["severity"]) for r in rows]
+    assert pairs == [("name", "error"), ("description", "error")]
+    table = _lint(broken, "--no-embed")
+    assert "2 findings over 1 tools" in table.output and "bad_name" in table.output
+
+
+def test_fail_on_exit_codes(warn_only: Path, broken: Path) -> None:
+    assert _lint(warn_only, "--no-embed", "--fail-on", "warning").exit_code == 1
+    assert _lint(warn_only, "--no-embed", "--fail-on", "error").exit_code == 0
+    assert _lint(broken, "--no-embed", "--fail-on", "error").exit_code == 1
+    assert _lint(broken, "--no-embed").exit_code == 0  # findings alone never fail
+
+
+def test_clean_catalog_says_so(tmp_path: Path, write: Any) -> None:
+    row = {"name": "multiply", "description": "Multiply two numbers and return the product."}
+    result = _lint(write(tmp_path / "t.jsonl", [row]), "--no-embed", "--fail-on", "warning")
+    assert result.exit_code == 0 and "No findings over 1 tools." in result.output
+
+
+def test_bad_input_is_one_line(warn_only: Path, tmp_path: Path) -> None:
+    both = _lint(warn_only, "--mcp", "python server.py")
+    assert both.exit_code == 2 and "Give --catalog FILE or --mcp CMD, not both." in both.output
+    missing = _lint(tmp_path / "none.jsonl")
+    assert missing.exit_code == 2 and missing.output.count("\n") == 1
+
+
+def test_demo_catalog_with_the_embedder() -> None:
+    result = CliRunner().invoke(cli, ["catalog", "lint", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    kinds = {row["kind"] for row in json.loads(result.output)}
+    assert kinds <= {"near-duplicate", "boilerplate", "description", "parameter", "schema-size"}
+
+
+def test_mcp_server_tools() -> None:
+    server = Path(__file__).parents[1] / "agent" / "mcp_server.py"
+    command = f"{sys.executable} {server}"
+    result = CliRunner().invoke(
+        cli, ["catalog", "lint", "--mcp", command, "--no-embed", "--format", "json"]
+    )
+    assert result.exit_code == 0, result.output
+    assert isinstance(json.loads(result.output), list)
