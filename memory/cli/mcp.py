@@ -49,7 +49,9 @@ def serve(
     if http is not None:
         parse_listen(http)
     if http is not None and session is not None:
-        raise ConfigError("--session is for stdio; over --http name it in the URL: /mcp?session=ID.")
+        raise ConfigError(
+            "--session is for stdio; over --http name it in the URL: /mcp?session=ID."
+        )
     _logging()
     settings = Settings(db=db) if db else Settings()
     session_id = session or f"mcp-{Path(config_path).stem}"

@@ -83,7 +83,11 @@ class GatewayCatalog:
             for tool in self.listed[server]:
                 name = self._name(server, tool.name, counts)
                 if name in routes:
-                    log.error("tooltray gateway: %r from %r is listed twice; kept the first.", name, server)
+                    log.error(
+                        "tooltray gateway: %r from %r is listed twice; kept the first.",
+                        name,
+                        server,
+                    )
                     continue
                 routes[name] = Route(server, tool.name, tool)
         return routes

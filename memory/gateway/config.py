@@ -85,7 +85,9 @@ def _server(path: str, name: str, raw: Any) -> ServerConfig:
         raise _fail(path, f"server name {name!r}: use 1-64 characters from [a-zA-Z0-9_.-].")
     unknown = sorted(set(raw) - _SERVER_KEYS)
     if unknown:
-        raise _fail(path, f"server {name!r} has unknown keys {unknown}; allowed: {sorted(_SERVER_KEYS)}.")
+        raise _fail(
+            path, f"server {name!r} has unknown keys {unknown}; allowed: {sorted(_SERVER_KEYS)}."
+        )
     command, url = raw.get("command"), raw.get("url")
     if (command is None) == (url is None):
         raise _fail(path, f"server {name!r} needs exactly one of 'command' or 'url'.")
@@ -111,7 +113,9 @@ def _check_format(path: str, fmt: Any) -> str:
     would be the same tool to it (and it refuses to hold both).
     """
     if not isinstance(fmt, str) or "{server}" not in fmt or "{tool}" not in fmt:
-        raise _fail(path, "'prefixFormat' must contain {server} and {tool}, e.g. '{server}_{tool}'.")
+        raise _fail(
+            path, "'prefixFormat' must contain {server} and {tool}, e.g. '{server}_{tool}'."
+        )
     sample = fmt.format(server="srv", tool="tool")
     if match_key(sample) != sample:
         raise _fail(

@@ -128,7 +128,9 @@ class Gateway:
         upstream = self.catalog.definition(spec.name)
         if upstream is not None:
             return upstream
-        return types.Tool(name=spec.name, description=spec.description, input_schema=spec.parameters)
+        return types.Tool(
+            name=spec.name, description=spec.description, input_schema=spec.parameters
+        )
 
     # ----- calls -----------------------------------------------------------------------------
 

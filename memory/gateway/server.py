@@ -59,13 +59,17 @@ class _InitializeBoundary:
     def __init__(self, gateway: Gateway, keys: SessionKeys) -> None:
         self.gateway, self.keys = gateway, keys
 
-    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    async def __call__(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
         result = await call_next(ctx)
         if ctx.method == "initialize":
             session = self.keys.named(ctx)
             if session is not None:
                 loaded = await self.gateway.start(session)
-                log.info("tooltray gateway: session %r started with %d tools.", session, len(loaded))
+                log.info(
+                    "tooltray gateway: session %r started with %d tools.", session, len(loaded)
+                )
         return result
 
 

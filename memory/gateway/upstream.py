@@ -13,7 +13,7 @@ import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import IO, Any
+from typing import Any, TextIO
 
 import anyio
 from mcp import ClientSession, StdioServerParameters, types
@@ -32,7 +32,7 @@ class UpstreamError(TooltrayError):
     """An upstream server is down, timed out, or broke during a call."""
 
 
-def _errlog() -> IO[str]:
+def _errlog() -> TextIO:
     """Where upstream stderr goes: this process's stderr if it is a real file, else devnull."""
     try:
         sys.stderr.fileno()
@@ -128,7 +128,8 @@ class Upstream:
         self.error = reason
         state = "died" if came_up else "failed to start"
         log.error(
-            "tooltray gateway: MCP server %r %s (%s); serving the others, restarting it with backoff.",
+            "tooltray gateway: MCP server %r %s (%s); serving the others, restarting it "
+            "with backoff.",
             self.name,
             state,
             reason,
@@ -174,10 +175,14 @@ class Upstream:
                 f"MCP server {self.name!r} gave no answer to {tool!r} in {self.call_timeout:.0f} s."
             ) from exc
         except MCPError as exc:
-            raise UpstreamError(f"MCP server {self.name!r} refused {tool!r}: {exc.error.message}") from exc
+            raise UpstreamError(
+                f"MCP server {self.name!r} refused {tool!r}: {exc.error.message}"
+            ) from exc
         except Exception as exc:
             self._broken.set()
-            raise UpstreamError(f"MCP server {self.name!r} failed during {tool!r}: {_describe(exc)}") from exc
+            raise UpstreamError(
+                f"MCP server {self.name!r} failed during {tool!r}: {_describe(exc)}"
+            ) from exc
 
 
 async def _list_all(session: ClientSession) -> list[types.Tool]:

@@ -115,17 +115,16 @@ async def stdio_gateway(
     params = StdioServerParameters(
         command=sys.executable, args=serve_args(config, db, *more), env=gateway_env(**env)
     )
-    async with stdio_client(params, errlog=errlog or sys.stderr) as (read, write):
-        async with _client(read, write) as client:
-            yield client
+    log = errlog or sys.stderr
+    async with stdio_client(params, errlog=log) as (read, write), _client(read, write) as client:
+        yield client
 
 
 @asynccontextmanager
 async def http_client(url: str) -> AsyncIterator[Client]:
     """An initialized client over streamable HTTP."""
-    async with streamable_http_client(url) as (read, write):
-        async with _client(read, write) as client:
-            yield client
+    async with streamable_http_client(url) as (read, write), _client(read, write) as client:
+        yield client
 
 
 def free_port() -> int:
