@@ -16,7 +16,7 @@ def test_a_restarted_gateway_resumes_the_loaded_set(
 
     async def scenario() -> None:
         async with stdio_gateway(config, db_url, "--session", "r1") as gw:
-            assert "Loaded" in text(await gw.call("load_tools", names=["reverse_text"]))
+            assert "Loaded" in text(await gw.call("load_tools", tools=["reverse_text"]))
             assert text(await gw.call("add_numbers", a=1, b=1)) == "2"
             before = await gw.names()
         assert before[-2:] == ["reverse_text", "add_numbers"]

@@ -58,7 +58,7 @@ def test_long_results_go_behind_read_result_and_deny_holds_on_every_route(
 
             refused = await gw.call("reverse_text", text="abc")
             assert refused.is_error and "cba" not in text(refused)
-            await gw.call("load_tools", names=["reverse_text"])
+            await gw.call("load_tools", tools=["reverse_text"])
             await gw.call("fallback")
             assert "reverse_text" not in await gw.names()
 
