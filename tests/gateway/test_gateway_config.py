@@ -90,3 +90,12 @@ def test_cli_bad_input_is_one_line_and_exit_2(write_config: Callable[..., Path])
     assert port.exit_code == 2 and "use HOST:PORT" in port.output
     for result in (missing, garbled, port):
         assert len(result.output.strip().splitlines()) == 1
+
+
+def test_the_readme_sample_config_is_valid() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## MCP gateway", 1)[1].split("\n## ", 1)[0]
+    sample = section.split("```json\n", 1)[1].split("```", 1)[0]
+    parsed = parse_config(json.loads(sample), "README")
+    assert [s.name for s in parsed.servers] == ["time", "git", "docs"]
+    assert parsed.servers[0].always_load and parsed.servers[2].url is not None
