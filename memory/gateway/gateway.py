@@ -34,6 +34,7 @@ from tooltray.memory.gateway.upstream import Upstream, UpstreamError
 from tooltray.tools.errors import TooltrayError
 from tooltray.tools.registry import ToolRegistry
 from tooltray.tools.spec import ToolSpec
+from tooltray.tools.tokens import count_tokens
 
 log = logging.getLogger("tooltray.gateway")
 T = TypeVar("T")
@@ -84,8 +85,13 @@ class Gateway:
         return await anyio.to_thread.run_sync(fn, *args, limiter=self._limiter)
 
     async def run(self) -> None:
-        """Run every upstream until cancelled."""
+        """Run every upstream until cancelled; meanwhile load the token encoder.
+
+        The encoder takes seconds to load and the first ``tools/list`` needs it; loading it
+        while the upstream processes start overlaps the two waits.
+        """
         async with anyio.create_task_group() as tg:
+            tg.start_soon(self.core, count_tokens, "warm up")
             for upstream in self.upstreams.values():
                 tg.start_soon(upstream.run)
 
@@ -111,8 +117,11 @@ class Gateway:
     # ----- sessions --------------------------------------------------------------------------
 
     async def start(self, session_id: str) -> list[str]:
-        """A resume boundary (MCP ``initialize``): start or resume; idle tools are evicted."""
-        await self.wait_ready()
+        """A resume boundary (MCP ``initialize``): start or resume; idle tools are evicted.
+
+        It does not wait for the upstreams (``initialize`` must answer promptly): tools of a
+        server still starting are listed once it has listed them.
+        """
         view = await self.core(self.trinket.start, session_id, ())
         self._turns[session_id] = view.turn
         return list(view.loaded)

@@ -80,8 +80,9 @@ def build_server(gateway: Gateway, keys: SessionKeys) -> Server[Any]:
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         session = keys.of(ctx)
-        _listen(gateway, session, ctx.session)
-        return types.ListToolsResult(tools=await gateway.list_tools(session))
+        tools = await gateway.list_tools(session)
+        _listen(gateway, session, ctx.session)  # changes after this listing are news to it
+        return types.ListToolsResult(tools=tools)
 
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams

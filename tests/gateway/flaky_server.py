@@ -1,11 +1,16 @@
-"""An MCP server that can be told to die, for the gateway's crash tests: ``python flaky_server.py``.
+"""An MCP server that can be told to die, for the gateway's fault tests.
 
-``crash`` ends the process at once (as a segfault or an OOM kill would), mid-call.
+``python flaky_server.py`` serves stdio; ``python flaky_server.py --http PORT`` serves streamable
+HTTP on loopback. ``crash`` ends the process at once (as a segfault or an OOM kill would), mid-call;
+``wait_seconds`` keeps a call in flight.
 """
 
 from __future__ import annotations
 
 import os
+import sys
+
+import anyio
 
 try:
     from mcp.server.mcpserver import MCPServer as Server
@@ -27,5 +32,15 @@ def crash() -> str:
     os._exit(3)
 
 
+@server.tool()
+async def wait_seconds(seconds: float) -> str:
+    """Wait, then say how long."""
+    await anyio.sleep(seconds)
+    return f"waited {seconds} s"
+
+
 if __name__ == "__main__":
-    server.run("stdio")
+    if sys.argv[1:2] == ["--http"]:
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        server.run("stdio")

@@ -143,7 +143,7 @@ def http_gateway(config: Path, db: str, log: Path, **env: str) -> Iterator[str]:
     with log.open("a") as err:
         proc = subprocess.Popen([sys.executable, *args], env=gateway_env(**env), stderr=err)
     try:
-        _wait_listening(port, proc)
+        wait_listening(port, proc)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         proc.terminate()
@@ -154,7 +154,7 @@ def http_gateway(config: Path, db: str, log: Path, **env: str) -> Iterator[str]:
             proc.wait()
 
 
-def _wait_listening(port: int, proc: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
+def wait_listening(port: int, proc: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import anyio
-from gateway_helpers import servers, stdio_gateway, text
+from gateway_helpers import (
+    FLAKY_SERVER,
+    free_port,
+    servers,
+    stdio_gateway,
+    text,
+    wait_listening,
+)
 
 
 def test_a_crashing_upstream_does_not_take_the_gateway_down(
@@ -43,3 +52,25 @@ async def _comes_back(gw: object, timeout: float = 30.0) -> bool:
         assert "'flaky'" in text(result)  # while down, the error names the server
         await anyio.sleep(0.3)
     return False
+
+
+def test_a_remote_streamable_http_upstream_is_forwarded_to(
+    write_config: Callable[..., Path], tmp_path: Path
+) -> None:
+    port = free_port()
+    remote = subprocess.Popen([sys.executable, str(FLAKY_SERVER), "--http", str(port)])
+    try:
+        wait_listening(port, remote)
+        config = write_config({"mcpServers": {"remote": {"url": f"http://127.0.0.1:{port}/mcp"}}})
+        db = f"sqlite:///{tmp_path / 'gw.db'}"
+
+        async def scenario() -> None:
+            async with stdio_gateway(config, db) as gw:
+                echoed = await gw.call("echo_back", text="over http")
+                assert text(echoed) == f"over http (pid {remote.pid})"
+                assert (await gw.names())[-1] == "echo_back"
+
+        anyio.run(scenario)
+    finally:
+        remote.terminate()
+        remote.wait(timeout=20)
