@@ -104,7 +104,7 @@ class GatewayCatalog:
         for name in list(self.routes):
             if self.registry.get(name) is not None:
                 self.registry.unregister(name)
-        self.routes = {}
+        kept: dict[str, Route] = {}
         for name, route in routes.items():
             spec = self._spec(name, route)
             if spec is None:
@@ -114,7 +114,8 @@ class GatewayCatalog:
             except TooltrayError as exc:
                 log.error("tooltray gateway: skipped tool %r from %r: %s", name, route.server, exc)
                 continue
-            self.routes[name] = route
+            kept[name] = route
+        self.routes = kept
 
     def _spec(self, name: str, route: Route) -> ToolSpec | None:
         data = route.definition.model_dump(by_alias=True, exclude_none=True)

@@ -28,7 +28,7 @@ from tooltray.events import emit, tool_used, turn_completed
 from tooltray.events.payloads import ToolUsed, TurnCompleted
 from tooltray.memory.config import Settings
 from tooltray.memory.core.trinket import ToolLoaderTrinket
-from tooltray.memory.gateway.catalog import GatewayCatalog
+from tooltray.memory.gateway.catalog import GatewayCatalog, Route
 from tooltray.memory.gateway.config import GatewayConfig
 from tooltray.memory.gateway.upstream import Upstream, UpstreamError
 from tooltray.tools.errors import TooltrayError
@@ -162,16 +162,23 @@ class Gateway:
     async def _forward(
         self, session_id: str, name: str, arguments: dict[str, Any]
     ) -> types.CallToolResult:
-        route = self.catalog.route(name)
-        if route is None or not self.registry.is_allowed(name):
+        found = await self.core(self._lookup, name)
+        if found is None:
             return await self._refuse(session_id, name)
-        listed = self.registry.resolve(name).name
+        route, listed = found
         try:
             result = await self.upstreams[route.server].call(route.tool, arguments)
         except UpstreamError as exc:
             return error_result(str(exc))
         await self.core(self._used, session_id, listed, not result.is_error)
         return await self._shorten(session_id, listed, result)
+
+    def _lookup(self, name: str) -> tuple[Route, str] | None:
+        """The route and listed name of the allowed tool ``name`` (prefixed spellings too)."""
+        route = self.catalog.route(name)
+        if route is None or not self.registry.is_allowed(name):
+            return None
+        return route, self.registry.resolve(name).name
 
     async def _refuse(self, session_id: str, name: str) -> types.CallToolResult:
         try:

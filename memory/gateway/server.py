@@ -66,11 +66,17 @@ class _InitializeBoundary:
         if ctx.method == "initialize":
             session = self.keys.named(ctx)
             if session is not None:
-                loaded = await self.gateway.start(session)
-                log.info(
-                    "tooltray gateway: session %r started with %d tools.", session, len(loaded)
-                )
+                await self._start(session)
         return result
+
+    async def _start(self, session: str) -> None:
+        """Start or resume; a failure is logged and the session goes on (tools/list retries)."""
+        try:
+            loaded = await self.gateway.start(session)
+        except Exception as exc:  # the client's handshake must not fail over tooltray's state
+            log.error("tooltray gateway: could not start session %r: %s", session, exc)
+            return
+        log.info("tooltray gateway: session %r started with %d tools.", session, len(loaded))
 
 
 def build_server(gateway: Gateway, keys: SessionKeys) -> Server[Any]:

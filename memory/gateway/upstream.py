@@ -113,15 +113,11 @@ class Upstream:
         came_up = False
         try:
             async with self._transport() as (read, write), ClientSession(read, write) as session:
-                with anyio.fail_after(self.start_timeout):
-                    await session.initialize()
-                    self.tools = await _list_all(session)
+                await self._handshake(session)
                 came_up = True
                 await self._went_up(session)
                 await self._watch(session)
-                reason = "stopped answering pings"
-        except TimeoutError:
-            reason = f"gave no answer within {self.start_timeout:.0f} s at start-up"
+                reason = "its connection ended"
         except Exception as exc:  # any failure of one server must leave the others serving
             reason = _describe(exc)
         self._session = None
@@ -136,6 +132,15 @@ class Upstream:
         )
         return came_up
 
+    async def _handshake(self, session: ClientSession) -> None:
+        """``initialize`` and ``tools/list``, within the start timeout."""
+        try:
+            with anyio.fail_after(self.start_timeout):
+                await session.initialize()
+                self.tools = await _list_all(session)
+        except TimeoutError as exc:
+            raise UpstreamError(f"no answer within {self.start_timeout:.0f} s at start-up") from exc
+
     async def _went_up(self, session: ClientSession) -> None:
         self._broken = anyio.Event()
         self._session = session
@@ -147,13 +152,17 @@ class Upstream:
         self.settled.set()
 
     async def _watch(self, session: ClientSession) -> None:
-        """Return when the server stops answering (or a call found the connection broken)."""
+        """Return when a call found the connection broken; raise when a ping gets no answer."""
         while True:
             with anyio.move_on_after(self.ping_interval):
                 await self._broken.wait()
                 return
-            with anyio.fail_after(max(self.ping_interval, 2.0)):
-                await session.send_ping()
+            wait = max(self.ping_interval, 2.0)
+            try:
+                with anyio.fail_after(wait):
+                    await session.send_ping()
+            except TimeoutError as exc:
+                raise UpstreamError(f"no answer to a ping in {wait:.0f} s (hung)") from exc
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> types.CallToolResult:
         """Forward one call to the server's own tool name ``tool``.
@@ -205,4 +214,6 @@ def _describe(exc: BaseException) -> str:
         exc = inner[0]
         inner = getattr(exc, "exceptions", None)
     text = str(exc) or type(exc).__name__
+    if isinstance(exc, UpstreamError):
+        return text[:300]
     return f"{type(exc).__name__}: {text}"[:300]
