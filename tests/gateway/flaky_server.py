@@ -2,6 +2,7 @@
 
 ``python flaky_server.py`` serves stdio; ``python flaky_server.py --http PORT`` serves streamable
 HTTP on loopback. ``crash`` ends the process at once (as a segfault or an OOM kill would), mid-call;
+``hang`` blocks the whole server;
 ``wait_seconds`` keeps a call in flight.
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 import anyio
 
@@ -30,6 +32,13 @@ def echo_back(text: str) -> str:
 def crash() -> str:
     """Kill this server process immediately."""
     os._exit(3)
+
+
+@server.tool()
+async def hang() -> str:
+    """Block the server's event loop for a minute: it stops answering anything, pings included."""
+    time.sleep(60)
+    return "woke up"
 
 
 @server.tool()
