@@ -25,6 +25,7 @@ SUITES: dict[str, str] = {
     "trinket": "trinket_bench",
     "reliability": "reliability",
     "startup": "startup",
+    "gateway": "gateway",
 }
 DEFAULT_DATA = HERE.parent.parent / "shared" / "data"
 

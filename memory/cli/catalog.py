@@ -145,6 +145,7 @@ def tokens(catalog: str | None, sanitize: bool, path: str, encoding: str, fmt: s
 def lint_specs(catalog: str | None, mcp: Sequence[str]) -> tuple[list[ToolSpec], list[Any]]:
     """The tools to lint and the findings of loading them (strict loading's errors)."""
     from tooltray.memory.lint import load_lenient
+    from tooltray.tools.errors import ConfigError
 
     if catalog is not None and mcp:
         raise ConfigError("Give --catalog FILE or --mcp CMD, not both.")

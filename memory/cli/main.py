@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("demo", "Replay the scripted demo session through the real trinket."),
     "eval": ("eval", "Measure tooltray from what it stored."),
     "report": ("report", "Draw a session as a picture: tools loaded, used and escaped."),
+    "mcp": ("mcp", "Serve tooltray as an MCP gateway in front of other MCP servers."),
     "history": ("db", "Show a session's timeline turn by turn."),
     "sql": ("db", "Run one read-only SQL statement on the store."),
 }

@@ -1,0 +1,148 @@
+"""Suite ``gateway``: what a client sees through ``tooltray mcp serve``, and how fast it learns.
+
+The gateway (stdio, SQLite file, MiniLM) fronts ``mcp-server-time`` and ``mcp-server-git`` from
+PyPI plus the agent tests' ``mcp_server.py``; ``time`` is ``alwaysLoad``. Measured with the
+official ``mcp`` client:
+
+- ``tools/list`` before and after ``load_tools(query=...)``: tools, JSON bytes and o200k tokens
+  of the listing (the tools as the client gets them), against listing every upstream tool
+  (what the client would see without the gateway; ``fallback`` lists the same plus meta-tools).
+- the time from sending ``load_tools`` to the ``notifications/tools/list_changed`` arriving at
+  the client, median of N (by names: load, then unload between samples; and by query).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import ClientSession, StdioServerParameters, types
+from mcp.client.stdio import stdio_client
+from rich.console import Console
+from rich.table import Table
+
+from tooltray.tools.tokens import count_tokens
+
+ROOT = Path(__file__).resolve().parent.parent
+QUERY = "show the git log and the status of the repository"
+RUN_CLI = "from tooltray.memory.cli import main; main()"
+
+
+def _script(name: str) -> str:
+    found = shutil.which(name) or shutil.which(name, path=str(Path(sys.executable).parent))
+    if found is None:
+        raise SystemExit(f"{name} is not installed: pip install -e '.[dev]'")
+    return found
+
+
+def _config(folder: Path) -> Path:
+    servers = {
+        "time": {"command": _script("mcp-server-time"), "alwaysLoad": True},
+        "git": {"command": _script("mcp-server-git"), "args": ["--repository", str(ROOT)]},
+        "math": {"command": sys.executable, "args": [str(ROOT / "tests/agent/mcp_server.py")]},
+    }
+    path = folder / "servers.json"
+    path.write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+    return path
+
+
+def _size(tools: list[types.Tool]) -> dict[str, int]:
+    dump = [t.model_dump(by_alias=True, mode="json", exclude_none=True) for t in tools]
+    text = json.dumps(dump, separators=(",", ":"), sort_keys=True)
+    return {"tools": len(tools), "bytes": len(text.encode()), "tokens": count_tokens(text).n}
+
+
+class _Probe:
+    """A client session that timestamps each list_changed notification."""
+
+    def __init__(self) -> None:
+        self.changed = anyio.Event()
+        self.at = 0.0
+
+    async def on_message(self, message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            self.at = time.perf_counter()
+            self.changed.set()
+
+    async def timed(self, session: ClientSession, name: str, arguments: dict[str, Any]) -> float:
+        """Milliseconds from sending the call to the notification (the set must change)."""
+        self.changed = anyio.Event()
+        sent = time.perf_counter()
+        await session.call_tool(name, arguments)
+        with anyio.fail_after(10):
+            await self.changed.wait()
+        return (self.at - sent) * 1000
+
+
+async def _measure(config: Path, db: str, samples: int) -> dict[str, Any]:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    args = ["-c", RUN_CLI, "mcp", "serve", "--config", str(config), "--db", db]
+    params = StdioServerParameters(command=sys.executable, args=args, env=env)
+    probe = _Probe()
+    async with (
+        stdio_client(params) as (read, write),
+        ClientSession(read, write, message_handler=probe.on_message) as session,
+    ):
+        await session.initialize()
+        before = (await session.list_tools()).tools
+        query_ms = [await probe.timed(session, "load_tools", {"query": QUERY})]
+        after = (await session.list_tools()).tools
+        names = [t.name for t in after if t.name not in {x.name for x in before}]
+        await probe.timed(session, "unload_tools", {"tools": names})
+        for _ in range(samples - 1):
+            query_ms.append(await probe.timed(session, "load_tools", {"query": QUERY}))
+            await probe.timed(session, "unload_tools", {"tools": names})
+        by_name = []
+        for _ in range(samples):
+            by_name.append(await probe.timed(session, "load_tools", {"tools": ["add_numbers"]}))
+            await probe.timed(session, "unload_tools", {"tools": ["add_numbers"]})
+        await session.call_tool("fallback", {})
+        everything = (await session.list_tools()).tools
+    meta = {"load_tools", "unload_tools", "fallback", "read_result"}
+    upstream = [t for t in everything if t.name not in meta]
+    return {
+        "before": _size(before),
+        "after": {**_size(after), "loaded": names},
+        "all_upstream_tools": _size(upstream),
+        "fallback_listing": _size(everything),
+        "load_to_list_changed_ms": {
+            "by_query_median": round(statistics.median(query_ms), 1),
+            "by_names_median": round(statistics.median(by_name), 1),
+            "samples": samples,
+        },
+    }
+
+
+def _print(result: dict[str, Any]) -> None:
+    table = Table(title="tooltray mcp serve: tools/list through the gateway (time, git, math)")
+    for column in ("listing", "tools", "bytes", "o200k tokens", "share of all"):
+        table.add_column(column)
+    everything = result["all_upstream_tools"]["tokens"]
+    for key in ("before", "after", "all_upstream_tools", "fallback_listing"):
+        row = result[key]
+        share = f"{row['tokens'] / everything:.1%}"
+        table.add_row(key, str(row["tools"]), str(row["bytes"]), str(row["tokens"]), share)
+    Console().print(table)
+    timing = result["load_to_list_changed_ms"]
+    print(
+        f"load_tools -> list_changed, median of {timing['samples']}: "
+        f"{timing['by_names_median']} ms by names, {timing['by_query_median']} ms by query"
+    )
+
+
+def run(data_dir: Path, out_dir: Path, quick: bool = False) -> dict[str, Any]:
+    """Start the gateway, measure, stop it."""
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        db = f"sqlite:///{folder / 'gateway.db'}"
+        result = anyio.run(_measure, _config(folder), db, 5 if quick else 20)
+    _print(result)
+    return result

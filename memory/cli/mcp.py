@@ -1,0 +1,79 @@
+"""``tooltray mcp serve``: the MCP gateway, in front of the servers of an ``mcpServers`` file.
+
+Point an MCP client (Claude Desktop or Code, Cursor, VS Code, Zed) at this one command instead of
+its twenty servers: it lists the few tools the session needs plus the meta-tools, and loads the
+rest when the model asks. Logs go to stderr (stdout is the MCP channel over stdio).
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+import click
+
+from tooltray.memory.config import Settings
+from tooltray.tools.errors import ConfigError
+
+
+@click.group("mcp")
+def mcp_group() -> None:
+    """MCP integration: serve tooltray as a gateway in front of other MCP servers."""
+
+
+@mcp_group.command("serve")
+@click.option("--config", "config_path", required=True, help="mcpServers JSON file.")
+@click.option("--db", default=None, help="SQLAlchemy URL (default: $TOOLTRAY_DB, ./tooltray.db).")
+@click.option("--session", default=None, help="stdio session id (default: mcp-<config name>).")
+@click.option("--http", default=None, metavar="HOST:PORT", help="Serve streamable HTTP instead.")
+@click.option("--start-timeout", type=click.FloatRange(0.1), default=30.0, show_default=True)
+@click.option("--call-timeout", type=click.FloatRange(0.1), default=120.0, show_default=True)
+def serve(
+    config_path: str,
+    db: str | None,
+    session: str | None,
+    http: str | None,
+    start_timeout: float,
+    call_timeout: float,
+) -> None:
+    """Serve the gateway (stdio unless --http); one session per client, kept in the store."""
+    try:
+        from tooltray.memory.gateway import load_config, parse_listen, run_gateway
+    except ImportError as exc:
+        raise ConfigError(
+            f"tooltray mcp serve needs the MCP SDK ({exc.name} is missing): "
+            "pip install 'tooltray[mcp]'."
+        ) from exc
+    config = load_config(config_path)
+    if http is not None:
+        parse_listen(http)
+    if http is not None and session is not None:
+        raise ConfigError(
+            "--session is for stdio; over --http name it in the URL: /mcp?session=ID."
+        )
+    _logging()
+    settings = Settings(db=db) if db else Settings()
+    session_id = session or f"mcp-{Path(config_path).stem}"
+    run_gateway(
+        config,
+        settings,
+        session=session_id,
+        http=http,
+        start_timeout=start_timeout,
+        call_timeout=call_timeout,
+    )
+
+
+def _logging() -> None:
+    """One line per event on stderr, never on stdout (the stdio MCP channel)."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    logger = logging.getLogger("tooltray")  # the gateway logs under tooltray.gateway
+    logger.setLevel(logging.INFO)
+    if not logger.handlers:
+        logger.addHandler(handler)
+    logger.propagate = False
+
+
+COMMANDS: list[click.Command] = [mcp_group]

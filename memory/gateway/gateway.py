@@ -1,0 +1,211 @@
+"""The gateway's core: MCP sessions mapped onto trinket sessions, calls routed to upstreams.
+
+What one client sees (``tools/list``) is the trinket's view of its session: the meta-tools, then
+the loaded tools (CORE, pinned, what the model loaded or called) in the order tooltray keeps.
+Every call of an allowed tool runs, listed or not; a call of an unlisted one is reported as
+``tool-used`` and the trinket loads it as an escape.
+
+A turn: MCP carries no user messages, so the gateway counts one turn per forwarded call of an
+upstream tool (``turn-completed`` after each). A ``fallback`` therefore lasts until the model's
+next real call, tools "idle" for ``idle_turns`` are those not called in that many calls, and the
+``turns`` table records one row per call.
+
+All trinket and registry work runs in one worker thread at a time (the trinket is synchronous
+and touches the database), so the event loop keeps serving while the store writes.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import anyio
+import anyio.to_thread
+from mcp import types
+
+from tooltray.events import emit, tool_used, turn_completed
+from tooltray.events.payloads import ToolUsed, TurnCompleted
+from tooltray.memory.config import Settings
+from tooltray.memory.core.trinket import ToolLoaderTrinket
+from tooltray.memory.gateway.catalog import GatewayCatalog, Route
+from tooltray.memory.gateway.config import GatewayConfig
+from tooltray.memory.gateway.upstream import Upstream, UpstreamError
+from tooltray.tools.errors import TooltrayError
+from tooltray.tools.registry import ToolRegistry
+from tooltray.tools.spec import ToolSpec
+from tooltray.tools.tokens import count_tokens
+
+log = logging.getLogger("tooltray.gateway")
+T = TypeVar("T")
+Listener = Callable[[], Any]
+
+
+def error_result(text: str) -> types.CallToolResult:
+    """A tool result the model reads as an error."""
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+
+
+def text_result(text: str) -> types.CallToolResult:
+    """A plain text tool result."""
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
+
+
+class Gateway:
+    """Upstream servers behind one trinket.
+
+    Args:
+        config: the upstream servers and naming rule.
+        settings: tooltray settings (store URL, caps, allow/deny); the gateway turns off the
+            load-everything-while-it-fits shortcut, since there is no user text to start from.
+        upstream_options: keyword arguments for each :class:`Upstream` (timeouts, backoff).
+    """
+
+    def __init__(
+        self,
+        config: GatewayConfig,
+        settings: Settings | None = None,
+        **upstream_options: float,
+    ) -> None:
+        settings = (settings or Settings()).model_copy(update={"activation_share": 0.0})
+        self.config = config
+        self.registry = ToolRegistry()
+        self.catalog = GatewayCatalog(config, self.registry)
+        self.trinket = ToolLoaderTrinket(self.registry, settings=settings)
+        self.upstreams = {
+            s.name: Upstream(s, self._listed, **upstream_options) for s in config.servers
+        }
+        self.ready_timeout = float(upstream_options.get("start_timeout", 30.0))
+        self.listeners: dict[str, Listener] = {}
+        self._limiter = anyio.CapacityLimiter(1)
+        self._turns: dict[str, int] = {}
+
+    async def core(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run ``fn(*args)`` on the trinket's worker (one at a time, never cancelled midway)."""
+        return await anyio.to_thread.run_sync(fn, *args, limiter=self._limiter)
+
+    async def run(self) -> None:
+        """Run every upstream until cancelled; meanwhile load the token encoder.
+
+        The encoder takes seconds to load and the first ``tools/list`` needs it; loading it
+        while the upstream processes start overlaps the two waits.
+        """
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self.core, count_tokens, "warm up")
+            for upstream in self.upstreams.values():
+                tg.start_soon(upstream.run)
+
+    async def wait_ready(self) -> None:
+        """Wait until every upstream's first start attempt ended (at most the start timeout)."""
+        with anyio.move_on_after(self.ready_timeout):
+            for upstream in self.upstreams.values():
+                await upstream.settled.wait()
+
+    def close(self) -> None:
+        """Store what is deferred and detach the trinket from the signals."""
+        self.trinket.close()
+
+    async def _listed(self, upstream: Upstream) -> None:
+        changed = await self.core(self.catalog.update, upstream.name, list(upstream.tools))
+        if changed:
+            for notify in list(self.listeners.values()):
+                try:
+                    await notify()
+                except Exception as exc:  # a gone client must not stop the upstream
+                    log.debug("tooltray gateway: list_changed not delivered: %s", exc)
+
+    # ----- sessions --------------------------------------------------------------------------
+
+    async def start(self, session_id: str) -> list[str]:
+        """A resume boundary (MCP ``initialize``): start or resume; idle tools are evicted.
+
+        It does not wait for the upstreams (``initialize`` must answer promptly): tools of a
+        server still starting are listed once it has listed them.
+        """
+        view = await self.core(self.trinket.start, session_id, ())
+        self._turns[session_id] = view.turn
+        return list(view.loaded)
+
+    async def list_tools(self, session_id: str) -> list[types.Tool]:
+        """The session's ``tools/list``: meta-tools, then loaded tools, in the kept order."""
+        await self.wait_ready()
+        view = await self.core(self.trinket.prepare, session_id, ())
+        self._turns[session_id] = view.turn
+        return [self._definition(s) for s in view.specs]
+
+    def _definition(self, spec: ToolSpec) -> types.Tool:
+        upstream = self.catalog.definition(spec.name)
+        if upstream is not None:
+            return upstream
+        return types.Tool(
+            name=spec.name, description=spec.description, input_schema=spec.parameters
+        )
+
+    # ----- calls -----------------------------------------------------------------------------
+
+    async def call(
+        self, session_id: str, name: str, arguments: dict[str, Any]
+    ) -> tuple[types.CallToolResult, bool]:
+        """Run one ``tools/call``; returns the result and whether the session's tools changed."""
+        await self.wait_ready()
+        if session_id not in self._turns:
+            await self.list_tools(session_id)
+        before = await self.core(self.trinket.loaded, session_id)
+        if self.trinket.is_meta(name):
+            text = await self.core(self.trinket.handle_meta, session_id, name, arguments)
+            result = text_result(text)
+        else:
+            result = await self._forward(session_id, name, arguments)
+        after = await self.core(self.trinket.loaded, session_id)
+        return result, after != before
+
+    async def _forward(
+        self, session_id: str, name: str, arguments: dict[str, Any]
+    ) -> types.CallToolResult:
+        found = await self.core(self._lookup, name)
+        if found is None:
+            return await self._refuse(session_id, name)
+        route, listed = found
+        try:
+            result = await self.upstreams[route.server].call(route.tool, arguments)
+        except UpstreamError as exc:
+            return error_result(str(exc))
+        await self.core(self._used, session_id, listed, not result.is_error)
+        return await self._shorten(session_id, listed, result)
+
+    def _lookup(self, name: str) -> tuple[Route, str] | None:
+        """The route and listed name of the allowed tool ``name`` (prefixed spellings too)."""
+        route = self.catalog.route(name)
+        if route is None or not self.registry.is_allowed(name):
+            return None
+        return route, self.registry.resolve(name).name
+
+    async def _refuse(self, session_id: str, name: str) -> types.CallToolResult:
+        try:
+            self.registry.resolve(name)
+            reason = f"Tool {name!r} is not served by any running MCP server."
+        except TooltrayError as exc:
+            reason = str(exc)
+        await self.core(self.trinket.refuse, session_id, name, reason)
+        return error_result(reason)
+
+    def _used(self, session_id: str, tool: str, ok: bool) -> None:
+        """Report the use (an unlisted tool becomes an escape), then close the turn."""
+        turn = self._turns.get(session_id, 0)
+        emit(tool_used, session_id, ToolUsed(tool=tool, turn=turn, ok=ok))
+        self._turns[session_id] = turn + 1
+        emit(turn_completed, session_id, TurnCompleted(turn=turn + 1))
+
+    async def _shorten(
+        self, session_id: str, tool: str, result: types.CallToolResult
+    ) -> types.CallToolResult:
+        """Put a long all-text result behind ``read_result`` (other content passes as is)."""
+        blocks = result.content
+        if not blocks or not all(isinstance(b, types.TextContent) for b in blocks):
+            return result
+        text = "\n".join(b.text for b in blocks if isinstance(b, types.TextContent))
+        short = await self.core(self.trinket.shorten, session_id, tool, text)
+        if short == text:
+            return result
+        content: list[types.ContentBlock] = [types.TextContent(type="text", text=short)]
+        return result.model_copy(update={"content": content})
