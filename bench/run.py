@@ -24,6 +24,7 @@ SUITES: dict[str, str] = {
     "latency": "latency",
     "trinket": "trinket_bench",
     "reliability": "reliability",
+    "deferral": "deferral",
 }
 DEFAULT_DATA = HERE.parent.parent / "shared" / "data"
 

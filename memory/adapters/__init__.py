@@ -5,6 +5,8 @@ so ``import tooltray.memory.adapters`` works without any extra installed:
 
 - :class:`AgentsTray` (``tooltray[openai-agents]``): the OpenAI Agents SDK.
 - :class:`TrayToolset` (``tooltray[pydantic-ai]``): a pydantic-ai wrapper toolset.
+- :class:`NativeDeferral` (no extra): a session rendered for provider-native tool deferral
+  (Anthropic ``defer_loading``, OpenAI Responses ``tool_search``), searched by tooltray.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 _HOMES = {
     "AgentsTray": "openai_agents",
+    "NativeDeferral": "native_search",
     "TrayHooks": "openai_agents",
     "TrayModel": "openai_agents",
     "TrayToolset": "pydantic_ai_toolset",
