@@ -3,6 +3,7 @@ HTTP to the scripted server, a real trinket, store, embedder and catalog."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import catalog
@@ -124,3 +125,40 @@ def test_pydantic_ai_restart_resumes_the_loaded_set(
     )
     assert server.tool_names(2) == loaded
     assert result.output == "60" and second.progress.turn == 2
+
+
+def test_pydantic_ai_over_an_mcp_server_selects_and_recovers(
+    make_trinket: Any, server: ScriptedServer, rows: Any
+) -> None:
+    pytest.importorskip("fastmcp")
+    import sys
+
+    from fastmcp.client.transports import StdioTransport
+    from pydantic_ai.mcp import MCPToolset
+
+    from tooltray.tools.registry import ToolRegistry
+
+    script = str(Path(catalog.__file__).with_name("mcp_server.py"))
+    transport = StdioTransport(command=sys.executable, args=[script])
+    mcp = MCPToolset(transport, id="mathtext", init_timeout=60, read_timeout=60)
+    trinket = make_trinket(ToolRegistry(), max_tools=1)  # the server's tools join it as listed
+    toolset = TrayToolset(mcp, trinket=trinket, session_id="m1")
+    server.extend(
+        [
+            call("load_tools", {"tools": ["long_report"]}),
+            call("long_report", {"lines": 300}),
+            say("All nominal."),
+        ]
+    )
+    result = agent(server, toolset).run_sync("Please reverse the text 'tooltray'.")
+    assert {s.name for s in trinket.registry.allowed()} == {
+        "add_numbers",
+        "reverse_text",
+        "long_report",
+    }
+    assert server.tool_names(0)[:4] == META and "reverse_text" in server.tool_names(0)
+    assert "long_report" not in server.tool_names(0) and "long_report" in server.tool_names(1)
+    report = [m for m in server.requests[2]["messages"] if m["role"] == "tool"][-1]["content"]
+    assert "read_result" in report and len(report) < 300 * 40  # shortened behind a handle
+    assert result.output == "All nominal."
+    assert [r[2] for r in rows("m1", "used")] == ["long_report"]
