@@ -18,6 +18,7 @@ from openai import AsyncOpenAI  # noqa: E402
 from tooltray.memory.adapters import AgentsTray  # noqa: E402
 
 META = ["load_tools", "unload_tools", "fallback", "read_result"]
+MATH = "Please multiply 17 by 23 for me."
 CONFIG = RunConfig(tracing_disabled=True, tool_not_found_behavior="return_error_to_model")
 
 
@@ -109,3 +110,29 @@ def test_openai_agents_restart_resumes_the_loaded_set(
     result = run(second, server, [*done.to_input_list(), follow_up])
     assert server.tool_names(2) == loaded
     assert result.final_output == "60" and second.turn == 2
+
+
+def test_openai_agents_streamed_run_follows_the_trinket_too(
+    make_trinket: Any, server: ScriptedServer, rows: Any
+) -> None:
+    tray = AgentsTray(make_trinket(), "s1")
+    server.extend(
+        [
+            call("load_tools", {"tools": ["day_of_week"]}),
+            call("day_of_week", {"date": "2024-03-01"}),
+            say("It was a Friday."),
+        ]
+    )
+
+    async def stream() -> Any:
+        agent = tray.agent(model(server))
+        result = Runner.run_streamed(agent, MATH, hooks=tray.hooks, run_config=CONFIG)
+        async for _ in result.stream_events():
+            pass
+        return result
+
+    result = asyncio.run(stream())
+    assert all(r.get("stream") for r in server.requests)
+    assert "day_of_week" not in server.tool_names(0) and "day_of_week" in server.tool_names(1)
+    assert result.final_output == "It was a Friday."
+    assert [r[2] for r in rows("s1", "used")] == ["day_of_week"]
