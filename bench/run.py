@@ -26,6 +26,7 @@ SUITES: dict[str, str] = {
     "reliability": "reliability",
     "startup": "startup",
     "gateway": "gateway",
+    "deferral": "deferral",
 }
 DEFAULT_DATA = HERE.parent.parent / "shared" / "data"
 

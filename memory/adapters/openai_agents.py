@@ -1,0 +1,205 @@
+"""tooltray for the OpenAI Agents SDK (``pip install "tooltray[openai-agents]"``).
+
+The SDK offers the model whatever ``Agent.tools`` holds, and runs only a call whose name is in
+that same list. So the agent gets every allowed tool plus the meta-tools (any allowed tool the
+model names still runs, then is loaded as an escape), and :class:`TrayModel`, wrapping the SDK's
+own model class, narrows what each request offers to the trinket's current set. A tool loaded
+through ``load_tools`` is therefore offered on the very next model request. ``tool-used`` and
+``turn-completed`` come from the SDK's run hooks (:class:`TrayHooks`).
+
+Example:
+    >>> tray = AgentsTray(trinket, "s1")                                   # doctest: +SKIP
+    >>> agent = tray.agent(OpenAIChatCompletionsModel("m", AsyncOpenAI()))  # doctest: +SKIP
+    >>> await Runner.run(agent, "Weather in Oslo?", hooks=tray.hooks)       # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from agents import (
+    Agent,
+    AgentOutputSchemaBase,
+    FunctionTool,
+    Handoff,
+    Model,
+    ModelResponse,
+    ModelSettings,
+    ModelTracing,
+    RunContextWrapper,
+    RunHooks,
+    Tool,
+    TResponseInputItem,
+)
+from agents.items import TResponseStreamEvent
+from agents.tool_context import ToolContext
+
+from tooltray.memory.adapters.common import (
+    emit_completed,
+    emit_used,
+    run_meta,
+    run_registry_tool,
+    user_messages,
+)
+from tooltray.memory.core.prompt import PromptView
+from tooltray.tools.spec import ToolSpec
+
+if TYPE_CHECKING:
+    from tooltray.memory.core.trinket import ToolLoaderTrinket
+
+
+def input_user_texts(items: str | Sequence[Any]) -> list[Any]:
+    """The user contents of an SDK input (a string, or Responses-style items), oldest first."""
+    if isinstance(items, str):
+        return [items]
+    return [_field(item, "content") for item in items if _field(item, "role") == "user"]
+
+
+def _field(item: Any, key: str) -> Any:
+    return item.get(key) if isinstance(item, dict) else getattr(item, key, None)
+
+
+class AgentsTray:
+    """One session's tooltray bridge for the Agents SDK: tools, model wrapper and run hooks.
+
+    Args:
+        trinket: the tool loader; its registry is the allow-listed set of runnable tools.
+        session_id: the session every run of this tray belongs to.
+    """
+
+    def __init__(self, trinket: ToolLoaderTrinket, session_id: str) -> None:
+        self.trinket = trinket
+        self.session_id = session_id
+        self.hooks = TrayHooks(self)
+        self.turn = 0
+        self._failed: set[str] = set()
+
+    def start(self, messages: Sequence[dict[str, Any]] = ()) -> PromptView:
+        """Session boundary: start the session, or resume a stored one (evicts idle tools)."""
+        return self.trinket.start(self.session_id, messages)
+
+    def agent(self, model: Model, name: str = "assistant", **options: Any) -> Agent[Any]:
+        """An SDK ``Agent`` whose requests follow the trinket; ``options`` go to ``Agent``."""
+        return Agent(name=name, model=TrayModel(model, self), tools=self.tools(), **options)
+
+    def tools(self) -> list[Tool]:
+        """The meta-tools, then every allowed tool, as SDK function tools."""
+        specs = [*self.trinket.meta_tools(), *self.trinket.registry.allowed()]
+        return [self._function_tool(spec) for spec in specs]
+
+    def view(self, items: str | Sequence[Any]) -> PromptView:
+        """Prepare the trinket for one model request of this session."""
+        texts = input_user_texts(items)
+        view = self.trinket.prepare(self.session_id, user_messages(texts))
+        self.turn = view.turn
+        return view
+
+    def managed(self) -> set[str]:
+        """Names tooltray decides on: the meta-tools and every registered tool (even denied)."""
+        specs = [*self.trinket.meta_tools(), *self.trinket.registry.all_tools()]
+        return {spec.name for spec in specs}
+
+    def _function_tool(self, spec: ToolSpec) -> FunctionTool:
+        async def invoke(ctx: ToolContext[Any], raw: str) -> str:
+            return await self._invoke(ctx, spec.name, raw)
+
+        return FunctionTool(
+            name=spec.name,
+            description=spec.description,
+            params_json_schema=spec.parameters,
+            on_invoke_tool=invoke,
+            strict_json_schema=False,
+        )
+
+    async def _invoke(self, ctx: ToolContext[Any], name: str, raw: str) -> str:
+        if self.trinket.is_meta(name):
+            return run_meta(self.trinket, self.session_id, name, raw)
+        text, ok = await run_registry_tool(self.trinket, self.session_id, name, raw)
+        if not ok:
+            self._failed.add(ctx.tool_call_id)
+        return text
+
+    def used(self, ctx: RunContextWrapper[Any], name: str) -> None:
+        """Report a finished real tool call as ``tool-used`` (meta-tools are not reported)."""
+        if self.trinket.is_meta(name):
+            return
+        call_id = getattr(ctx, "tool_call_id", None)
+        ok = call_id not in self._failed
+        self._failed.discard(str(call_id))
+        emit_used(self.session_id, name, self.turn, ok)
+
+
+class TrayHooks(RunHooks[Any]):
+    """Run hooks that tell tooltray what the SDK did: ``tool-used`` and ``turn-completed``."""
+
+    def __init__(self, tray: AgentsTray) -> None:
+        self.tray = tray
+
+    async def on_tool_end(
+        self, context: RunContextWrapper[Any], agent: Agent[Any], tool: Tool, result: object
+    ) -> None:
+        """A tool finished: a real one counts as used (an unloaded one is loaded as an escape)."""
+        self.tray.used(context, tool.name)
+
+    async def on_agent_end(self, context: Any, agent: Agent[Any], output: Any) -> None:
+        """The run produced its final output: the user turn is complete."""
+        emit_completed(self.tray.session_id, self.tray.turn)
+
+
+class TrayModel(Model):
+    """The SDK's own model, offered only the trinket's current tools on each request.
+
+    Args:
+        inner: the model that talks to the server (``OpenAIChatCompletionsModel`` or another).
+        tray: the session bridge whose trinket decides the tools.
+    """
+
+    def __init__(self, inner: Model, tray: AgentsTray) -> None:
+        self.inner = inner
+        self.tray = tray
+
+    def _narrow(
+        self, instructions: str | None, items: str | Sequence[Any], tools: list[Tool]
+    ) -> tuple[str | None, list[Tool]]:
+        view = self.tray.view(items)
+        by_name = {t.name: t for t in tools}
+        managed = self.tray.managed()
+        offered = [by_name[name] for name in view.loaded if name in by_name]
+        offered += [t for t in tools if t.name not in managed]  # the caller's own SDK tools
+        parts = [text for text in (instructions, view.system_prefix) if text]
+        return "\n\n".join(parts) or None, offered
+
+    async def get_response(
+        self,
+        system_instructions: str | None,
+        input: str | list[TResponseInputItem],
+        model_settings: ModelSettings,
+        tools: list[Tool],
+        output_schema: AgentOutputSchemaBase | None,
+        handoffs: list[Handoff[Any, Any]],
+        tracing: ModelTracing,
+        **kw: Any,
+    ) -> ModelResponse:
+        """Ask the inner model, offering the trinket's tools (arguments as the SDK gives them)."""
+        instructions, offered = self._narrow(system_instructions, input, tools)
+        return await self.inner.get_response(
+            instructions, input, model_settings, offered, output_schema, handoffs, tracing, **kw
+        )
+
+    def stream_response(
+        self,
+        system_instructions: str | None,
+        input: str | list[TResponseInputItem],
+        model_settings: ModelSettings,
+        tools: list[Tool],
+        output_schema: AgentOutputSchemaBase | None,
+        handoffs: list[Handoff[Any, Any]],
+        tracing: ModelTracing,
+        **kw: Any,
+    ) -> AsyncIterator[TResponseStreamEvent]:
+        """Stream from the inner model, offering the trinket's tools."""
+        instructions, offered = self._narrow(system_instructions, input, tools)
+        return self.inner.stream_response(
+            instructions, input, model_settings, offered, output_schema, handoffs, tracing, **kw
+        )

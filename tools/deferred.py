@@ -1,0 +1,111 @@
+"""Provider-native deferral: tooltray's selection rendered for APIs that defer tool schemas.
+
+Anthropic's Messages API accepts ``defer_loading: true`` on a tool (its schema stays out of the
+model's context) plus a search tool whose ``tool_result`` holds ``tool_reference`` blocks; the
+API then expands the referenced tools in place. OpenAI's Responses API has a ``tool_search``
+tool (``execution: "client"`` for a search the caller runs) and ``namespace`` groups; the caller
+answers a ``tool_search_call`` with a ``tool_search_output`` item carrying the definitions.
+
+Here the selection at session start is rendered in full, every other allowed tool deferred, and
+tooltray's retriever is the client-side search. The list does not change when tools are found,
+so a load never changes the request prefix. This is an extra render option: the paths of
+:mod:`tooltray.tools.render` (and their golden bytes) are untouched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from tooltray.tools.errors import ConfigError
+from tooltray.tools.render import anthropic_tool, openai_responses_tool
+from tooltray.tools.spec import Bundle, ToolSpec
+
+DEFERRED_PATHS = ("anthropic", "responses")
+SEARCH_TOOL = ToolSpec(
+    name="tool_search",
+    description=(
+        "Find more tools by describing the task in a few words; the tools found become "
+        "callable right away."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {"query": {"type": "string", "description": "what the tools should do"}},
+        "required": ["query"],
+    },
+    source="tooltray",
+)
+
+
+def check_deferred_path(path: str) -> str:
+    """Return ``path`` if a provider can defer tools on it, else raise ``ConfigError``."""
+    if path not in DEFERRED_PATHS:
+        raise ConfigError(f"No native deferral on {path!r}: use one of {DEFERRED_PATHS}.")
+    return path
+
+
+def render_deferred(
+    path: str,
+    loaded: Sequence[ToolSpec],
+    deferred: Sequence[ToolSpec],
+    bundles: Sequence[Bundle] = (),
+) -> list[dict[str, Any]]:
+    """``tools=`` with ``loaded`` in full, the search tool, then ``deferred`` marked deferred.
+
+    Args:
+        path: ``anthropic`` or ``responses``.
+        loaded: the tools the model sees from the start (tooltray's selection), in order.
+        deferred: every other allowed tool, in a stable order (catalog order).
+        bundles: on ``responses``, deferred tools are grouped in one namespace per bundle
+            (tools without a bundle stay top-level); ignored on ``anthropic``.
+    """
+    if check_deferred_path(path) == "anthropic":
+        head = [anthropic_tool(s) for s in loaded] + [anthropic_tool(SEARCH_TOOL)]
+        return head + [{**anthropic_tool(s), "defer_loading": True} for s in deferred]
+    head = [openai_responses_tool(s) for s in loaded] + [responses_search_tool()]
+    return head + namespaces(deferred, bundles)
+
+
+def responses_search_tool() -> dict[str, Any]:
+    """The Responses API's client-executed ``tool_search`` tool."""
+    return {
+        "type": "tool_search",
+        "execution": "client",
+        "description": SEARCH_TOOL.description,
+        "parameters": SEARCH_TOOL.parameters,
+    }
+
+
+def namespaces(deferred: Sequence[ToolSpec], bundles: Sequence[Bundle]) -> list[dict[str, Any]]:
+    """Deferred Responses function tools, one ``namespace`` per bundle, in first-seen order."""
+    about = {b.name: b.description for b in bundles}
+    groups: dict[str | None, list[dict[str, Any]]] = {}
+    for spec in deferred:
+        groups.setdefault(spec.bundle, []).append(
+            {**openai_responses_tool(spec), "defer_loading": True}
+        )
+    out: list[dict[str, Any]] = []
+    for bundle, tools in groups.items():
+        if bundle is None:
+            out += tools
+            continue
+        description = about.get(bundle) or f"{bundle} tools"
+        out.append(
+            {"type": "namespace", "name": bundle, "description": description, "tools": tools}
+        )
+    return out
+
+
+def search_answer(path: str, call_id: str, found: Sequence[ToolSpec]) -> dict[str, Any]:
+    """The client-side search's answer: ``tool_reference`` blocks or a ``tool_search_output``."""
+    if check_deferred_path(path) == "anthropic":
+        refs = [{"type": "tool_reference", "tool_name": s.name} for s in found]
+        content = refs or [{"type": "text", "text": "No matching tools; describe the task again."}]
+        return {"type": "tool_result", "tool_use_id": call_id, "content": content}
+    return {
+        "type": "tool_search_output",
+        "call_id": call_id,
+        "execution": "client",
+        "status": "completed",
+        "tools": [openai_responses_tool(s) for s in found],
+    }
