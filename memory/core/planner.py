@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tooltray.memory.config import Settings
-from tooltray.memory.core.prompt import bundle_menu, render_native
+from tooltray.memory.core.prompt import bundle_menu, text_block
 from tooltray.memory.core.selection import Candidate, Caps, admit, order_candidates
 from tooltray.memory.core.session import SessionState
 from tooltray.memory.core.skills import SkillLibrary, load_skills
@@ -23,8 +23,7 @@ from tooltray.memory.retrieval.adapter import (
     lexical_retriever,
 )
 from tooltray.tools.registry import ToolRegistry
-from tooltray.tools.render import canonical_json
-from tooltray.tools.tokens import count_tokens, tokens_per_tool
+from tooltray.tools.tokens import block_tokens, count_tokens, tokens_per_tool
 
 if TYPE_CHECKING:
     from tooltray.memory.store import Store
@@ -80,10 +79,8 @@ class Planner:
 
     def _eager(self, specs: Sequence[Any]) -> int:
         if self.settings.path == "text":
-            from tooltray.memory.core.prompt import text_block
-
             return count_tokens(text_block(specs)).n
-        return count_tokens(canonical_json(render_native(self.settings.path, specs))).n
+        return block_tokens(specs, self.settings.path)
 
     def menu(self) -> str:
         """The bundle menu for the stable prefix."""

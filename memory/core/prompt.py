@@ -12,30 +12,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tooltray.tools.render import (
-    canonical_json,
-    render_anthropic,
-    render_openai_chat,
-    render_openai_responses,
-    render_text,
-)
+from tooltray.tools.render import NATIVE_PATHS as NATIVE_PATHS  # re-exported for the trinket
+from tooltray.tools.render import canonical_json, render_native, render_text
 from tooltray.tools.spec import Bundle, ToolSpec
 from tooltray.tools.tokens import count_tokens
 
-NATIVE_PATHS = ("openai", "responses", "anthropic")
 TEXT_CALL_HINT = (
     "To call a tool, reply with only a JSON object: "
     '{"tool": "<name>", "arguments": {...}}. Tools not listed here can be called by name too.'
 )
-
-
-def render_native(path: str, specs: Sequence[ToolSpec]) -> list[dict[str, Any]]:
-    """Render ``specs`` as a provider's ``tools=`` list (``text`` renders as OpenAI chat)."""
-    if path == "responses":
-        return render_openai_responses(list(specs))
-    if path == "anthropic":
-        return render_anthropic(list(specs))
-    return render_openai_chat(list(specs))
 
 
 def bundle_menu(bundles: Sequence[Bundle]) -> str:
