@@ -16,12 +16,8 @@ from tooltray.memory.core.prompt import bundle_menu, text_block
 from tooltray.memory.core.selection import Candidate, Caps, admit, order_candidates
 from tooltray.memory.core.session import SessionState
 from tooltray.memory.core.skills import SkillLibrary, load_skills
-from tooltray.memory.retrieval.adapter import (
-    Progress,
-    Retriever,
-    build_retriever,
-    lexical_retriever,
-)
+from tooltray.memory.embedders.base import Progress
+from tooltray.memory.retrieval.adapter import Retriever, build_retriever, lexical_retriever
 from tooltray.tools.registry import ToolRegistry
 from tooltray.tools.tokens import block_tokens, count_tokens, tokens_per_tool
 

@@ -13,14 +13,19 @@ the embedder again, so the dense half comes back on its own when the embedder do
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from tooltray.memory.config import Settings
 from tooltray.memory.core.selection import Candidate
-from tooltray.memory.embedders import CachedEmbedder, OpenAIEmbedder, default_embedder
+from tooltray.memory.embedders import (
+    CachedEmbedder,
+    OpenAIEmbedder,
+    Progress,
+    default_embedder,
+)
 from tooltray.memory.retrieval import Query, ToolIndex, build_query, doc_text
 from tooltray.tools.errors import EmbedderError
 from tooltray.tools.spec import ToolSpec
@@ -29,7 +34,6 @@ if TYPE_CHECKING:
     from tooltray.memory.core.skills import Skill, SkillLibrary
     from tooltray.memory.store import Store
 
-Progress = Callable[[int, int], None]
 SEARCH_K = 5
 STRONG_K = 2
 GROWTH_BAR = 2.5

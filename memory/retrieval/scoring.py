@@ -36,7 +36,7 @@ Matrix = NDArray[np.float64]
 
 
 @dataclass(frozen=True)
-class Plan:
+class QueryPlan:
     """The texts one query is scored on, in the row order of its query vectors."""
 
     text: str
@@ -51,7 +51,7 @@ class Plan:
         return [self.text, *self.sentences, *([self.context] if self.context else [])]
 
 
-def plan(query: Query) -> Plan:
+def plan_query(query: Query) -> QueryPlan:
     """Split ``query`` into the texts it is scored on (sentences only for 2 to 8 of them)."""
     spans = segment_spans(query.text)
     if not 1 < len(spans) <= MAX_SENTENCES:
@@ -59,7 +59,7 @@ def plan(query: Query) -> Plan:
     sentences = tuple(query.text[a:b] for a, b in spans)
     context = query.context if query.context_weight > 0 else ""
     weight = query.context_weight if context else 0.0
-    return Plan(query.text, sentences, context, weight, tuple(spans))
+    return QueryPlan(query.text, sentences, context, weight, tuple(spans))
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,7 @@ class Scored:
     sentences: Matrix
 
 
-def lexical_rows(index: LexicalIndex, p: Plan) -> Matrix:
+def lexical_rows(index: LexicalIndex, p: QueryPlan) -> Matrix:
     """BM25 rows for the plan's texts (the whole message is the sum of its sentences)."""
     if not p.sentences:
         rows = [index.scores(terms(p.text))]
@@ -91,7 +91,7 @@ def lexical_rows(index: LexicalIndex, p: Plan) -> Matrix:
     return np.vstack(rows)
 
 
-def score(lexical: Matrix, dense: Matrix | None, p: Plan) -> Scored:
+def score(lexical: Matrix, dense: Matrix | None, p: QueryPlan) -> Scored:
     """Combine per-text lexical and dense rows (same row order as ``p.texts``) into scores."""
     fused, zl, zd = fuse(lexical, dense)
     n_sent = len(p.sentences)
@@ -104,7 +104,9 @@ def score(lexical: Matrix, dense: Matrix | None, p: Plan) -> Scored:
     return Scored(final, zl[0], zd[0], sentences)
 
 
-def dense_rows(doc_vectors: NDArray[np.float32], vectors: NDArray[np.float32], p: Plan) -> Matrix:
+def dense_rows(
+    doc_vectors: NDArray[np.float32], vectors: NDArray[np.float32], p: QueryPlan
+) -> Matrix:
     """Cosine rows for the plan's texts; a single whole-message vector scores only that row.
 
     With one vector for a longer plan, the other rows copy the whole-message row, so sentences
