@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 from tooltray.memory.config import Settings
 from tooltray.memory.core.prompt import bundle_menu, text_block
-from tooltray.memory.core.selection import Candidate, Caps, admit, order_candidates
+from tooltray.memory.core.selection import Caps, admit, order_candidates
 from tooltray.memory.core.session import SessionState
 from tooltray.memory.core.skills import SkillLibrary, load_skills
 from tooltray.memory.embedders.base import Progress
 from tooltray.memory.retrieval.adapter import Retriever, build_retriever, lexical_retriever
+from tooltray.memory.retrieval.candidates import Candidate
 from tooltray.tools.registry import ToolRegistry
 from tooltray.tools.tokens import block_tokens, count_tokens, tokens_per_tool
 
@@ -103,7 +104,8 @@ class Planner:
         cat = self.catalog()
         if cat.skills is None and self.settings.skills_dir is not None:
             skills = load_skills(self.settings.skills_dir)
-            cat.skills = SkillLibrary(skills, self.retriever().embedder) if skills else None
+            embedder = self.retriever().embedder
+            cat.skills = SkillLibrary(skills, embedder) if skills and embedder is not None else None
         return cat.skills
 
     def all_fit(self) -> bool:

@@ -25,7 +25,7 @@ from tooltray.memory.config import Settings
 from tooltray.memory.core.planner import Planner
 from tooltray.memory.core.prompt import NATIVE_PATHS, PromptView, compose
 from tooltray.memory.core.results import ResultShelf
-from tooltray.memory.core.selection import Candidate, expired_fallbacks, idle_tools
+from tooltray.memory.core.selection import expired_fallbacks, idle_tools
 from tooltray.memory.core.session import (
     MODE_DEGRADED,
     MODE_DISABLED,
@@ -47,6 +47,7 @@ from tooltray.memory.metatools.specs import (
     parse_read_result,
     parse_unload,
 )
+from tooltray.memory.retrieval.candidates import Candidate
 from tooltray.memory.store import Store
 from tooltray.memory.store.records import (
     Changes,

@@ -26,8 +26,11 @@ class Embedder(Protocol):
     variant, server). Failures raise :class:`tooltray.tools.errors.EmbedderError`.
     """
 
-    id: str
-    dim: int
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def dim(self) -> int: ...
 
     def embed(self, texts: Sequence[str], kind: Kind = "document") -> Vectors: ...
 

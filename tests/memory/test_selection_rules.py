@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from tooltray.memory.core.selection import (
-    Candidate,
     Caps,
     admit,
     expired_fallbacks,
@@ -11,6 +10,7 @@ from tooltray.memory.core.selection import (
     order_candidates,
 )
 from tooltray.memory.core.session import apply_local, empty_snapshot
+from tooltray.memory.retrieval.candidates import Candidate
 from tooltray.memory.store.records import Changes, Load, LoadedTool, Unload, Use
 
 
