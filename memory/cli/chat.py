@@ -20,6 +20,7 @@ from typing import Any
 import click
 
 from tooltray.memory.agent.loop import Agent, TurnResult
+from tooltray.memory.cli.options import DB_OPTION
 from tooltray.tools.errors import ConfigError
 from tooltray.tools.registry import ToolRegistry
 from tooltray.tools.sources.mcp import MCPSource
@@ -180,7 +181,7 @@ def build_agent(
 @click.option("--base-url", required=True, help="OpenAI-compatible server, e.g. http://host/v1.")
 @click.option("--model", required=True, help="Model name sent with every request.")
 @click.option("--api-key", envvar="OPENAI_API_KEY", default=None, help="Default: $OPENAI_API_KEY.")
-@click.option("--db", default=None, help="SQLAlchemy URL (default: $TOOLTRAY_DB, ./tooltray.db).")
+@DB_OPTION
 @click.option(
     "--catalog",
     type=click.Path(exists=True, dir_okay=False),

@@ -20,6 +20,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from tooltray.memory.cli.options import DB_OPTION, format_option
 from tooltray.memory.store import Store, resolve_url
 from tooltray.memory.store.migrate import current, head, upgrade
 from tooltray.memory.store.probe import display_url, probe
@@ -27,17 +28,7 @@ from tooltray.memory.store.records import HistoryEvent, TurnRecord
 from tooltray.memory.store.sql import DEFAULT_LIMIT, resolve_sql_url, run_readonly
 from tooltray.tools.errors import StoreError
 
-DB_OPTION = click.option(
-    "--db", "db", default=None, metavar="URL", help="Database URL or SQLite file path."
-)
-FORMAT_OPTION = click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["table", "json", "csv"]),
-    default="table",
-    show_default=True,
-    help="Output format.",
-)
+FORMAT_OPTION = format_option()
 
 
 def _plain(value: Any) -> Any:

@@ -17,6 +17,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from tooltray.events import ToolUsed, TurnCompleted, emit, tool_used, turn_completed
+from tooltray.memory.cli.options import DB_OPTION
 from tooltray.memory.config import Settings
 from tooltray.memory.core.trinket import ToolLoaderTrinket
 from tooltray.memory.store import Store, resolve_url
@@ -147,7 +148,7 @@ def _summary(store: Store, sid: str, console: Console) -> None:
 
 
 @click.command("demo")
-@click.option("--db", default=None, help="SQLAlchemy URL (default: TOOLTRAY_DB or ./tooltray.db).")
+@DB_OPTION
 @click.option("--fresh", is_flag=True, help="Start a new demo session instead of resuming.")
 @click.option("--turns", type=int, default=None, help="Play at most this many turns now.")
 def demo(db: str | None, fresh: bool, turns: int | None) -> None:

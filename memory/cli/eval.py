@@ -12,7 +12,8 @@ from typing import Any
 
 import click
 
-from tooltray.memory.cli.db import DB_OPTION, emit
+from tooltray.memory.cli.db import emit
+from tooltray.memory.cli.options import DB_OPTION, format_option
 from tooltray.memory.eval.recall import RecallReport, evaluate_store
 from tooltray.memory.store import Store, resolve_url
 from tooltray.memory.store.probe import display_url, probe
@@ -68,14 +69,7 @@ def eval_group() -> None:
 @click.option(
     "--session", "sessions", multiple=True, metavar="ID", help="Only this session (repeatable)."
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["table", "json", "csv"]),
-    default="table",
-    show_default=True,
-    help="Output format (csv: one row per turn).",
-)
+@format_option("Output format (csv: one row per turn).")
 def recall_command(db: str | None, min_recall: float, sessions: tuple[str, ...], fmt: str) -> None:
     """Was every tool the model called loaded (or recovered) when it called it? Per turn."""
     url = resolve_url(db)
