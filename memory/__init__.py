@@ -1,6 +1,6 @@
 """tooltray.memory: the working memory: trinket, selection, prompt, store, skills, agent loop."""
 
-from tooltray.memory.agent.loop import Agent, ModelError, TurnResult
+from tooltray.memory.agent import Agent, ModelError, TurnResult
 from tooltray.memory.agent.textcalls import parse_tool_calls
 from tooltray.memory.config import Settings
 from tooltray.memory.core.planner import Planner
