@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from tooltray.memory.config import Settings
 from tooltray.memory.core.prompt import bundle_menu, text_block
@@ -25,7 +25,7 @@ from tooltray.tools.tokens import block_tokens, count_tokens, tokens_per_tool
 if TYPE_CHECKING:
     from tooltray.memory.store import Store
 
-MODE_ALL = "all"
+MODE_ALL: Final = "all"
 MODE_SELECTED = "selected"
 
 

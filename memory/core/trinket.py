@@ -51,6 +51,7 @@ from tooltray.memory.retrieval.candidates import Candidate
 from tooltray.memory.store import Store
 from tooltray.memory.store.records import (
     Changes,
+    EventKind,
     HistoryEvent,
     Load,
     SessionSnapshot,
@@ -354,7 +355,11 @@ class ToolLoaderTrinket:
     # ----- internals -------------------------------------------------------------------------
 
     def _event(
-        self, state: SessionState, kind: str, tool: str | None = None, detail: str | None = None
+        self,
+        state: SessionState,
+        kind: EventKind,
+        tool: str | None = None,
+        detail: str | None = None,
     ) -> HistoryEvent:
         return HistoryEvent(state.session_id, state.turn, kind, tool=tool, detail=detail)
 

@@ -29,6 +29,7 @@ from tooltray.memory.embedders import (
 )
 from tooltray.memory.retrieval import Hit, Query, ToolIndex, build_query, doc_text
 from tooltray.memory.retrieval.candidates import Candidate
+from tooltray.memory.store.records import Source
 from tooltray.tools.errors import EmbedderError
 from tooltray.tools.spec import ToolSpec
 
@@ -39,6 +40,12 @@ if TYPE_CHECKING:
 SEARCH_K = 5
 STRONG_K = 2
 GROWTH_BAR = 2.5
+_SOURCES: dict[str, Source] = {
+    "semantic": "semantic",
+    "lexical": "lexical",
+    "bundle": "semantic",
+    "select": "manual",
+}
 
 
 class Retriever(Protocol):
@@ -57,9 +64,9 @@ class Retriever(Protocol):
     def recall_skills(self, library: SkillLibrary, goal: str) -> list[Skill]: ...
 
 
-def _source(hit: Hit) -> str:
-    source = str(hit.source)
-    return {"bundle": "semantic", "select": "manual"}.get(source, source)
+def _source(hit: Hit) -> Source:
+    """Why a hit is loaded: a bundle-mate counts as semantic, an exact ``select:`` as manual."""
+    return _SOURCES[hit.source]
 
 
 class IndexRetriever:

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tooltray.memory.store.records import Source
+
 
 @dataclass(frozen=True)
 class Candidate:
     """A tool proposed for the loaded set, with why (``source``) and how strongly (``score``)."""
 
     name: str
-    source: str
+    source: Source
     score: float | None = None
