@@ -2,20 +2,9 @@
 
 A request that asks for three things in three sentences is scored whole and sentence by sentence;
 the final score is ``(whole + 0.5 x best sentence) / 1.5``, and in ``picks`` each sentence's best
-tools are reserved a place. Measured (hybrid R@10 / C@10, dev splits):
-
-=================  ===========  ===========  ===========  ===========  ===========
-query scoring      bfcl_mt      metatool     toolbench    bfcl         sealtools
-=================  ===========  ===========  ===========  ===========  ===========
-whole message      92.2 / 85.2  83.4 / 79.3  79.2 / 63.2  91.6 / 90.0  89.6 / 72.3
-+ best sentence    92.3 / 85.2  83.1 / 79.2  82.5 / 69.1  91.8 / 90.5  96.5 / 90.8
-  and its top-1
-=================  ===========  ===========  ===========  ===========  ===========
-
-Sealtools and toolbench requests chain three or four tasks; single-task corpora are unchanged.
-The whole pipeline as it ships (bundle lift and query compaction included; ``bench/run.py
-retrieval``, 2026-11-23) measures 92.6 / 86.1, 82.9 / 78.9, 82.2 / 68.2, 91.8 / 90.4 and
-95.9 / 89.2 in the same order.
+tools are reserved a place, because a request that chains three or four tasks (sealtools,
+toolbench) is matched task by task, which the whole message alone blurs; single-task requests
+score the same either way (``bench/README.md`` has the figures).
 """
 
 from __future__ import annotations
