@@ -34,12 +34,13 @@ from rich.table import Table
 
 from tooltray.memory.config import Settings
 from tooltray.memory.core.planner import Planner
-from tooltray.memory.core.prompt import NATIVE_PATHS, PromptView, bundle_menu, compose
+from tooltray.memory.core.prompt import PromptView, bundle_menu, compose
 from tooltray.memory.core.trinket import ToolLoaderTrinket
 from tooltray.memory.store import Store
 from tooltray.tools.demo import demo_script, load_demo_catalog
 from tooltray.tools.importers.catalog import read_catalog
 from tooltray.tools.registry import ToolRegistry
+from tooltray.tools.render import NATIVE_PATHS
 from tooltray.tools.spec import Bundle, ToolSpec
 from tooltray.tools.tokens import count_tokens
 

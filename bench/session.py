@@ -41,7 +41,6 @@ from rich.table import Table
 
 from tooltray.events import ToolUsed, TurnCompleted, emit, tool_used, turn_completed
 from tooltray.memory.config import Settings
-from tooltray.memory.core.prompt import NATIVE_PATHS
 from tooltray.memory.core.trinket import ToolLoaderTrinket
 from tooltray.memory.eval.recall import evaluate_store
 from tooltray.memory.metatools.specs import LOAD_TOOLS, META_TOOL_NAMES
@@ -49,6 +48,7 @@ from tooltray.memory.store import Store
 from tooltray.tools.demo import demo_registry, demo_script
 from tooltray.tools.importers.catalog import read_catalog
 from tooltray.tools.registry import ToolRegistry
+from tooltray.tools.render import NATIVE_PATHS
 from tooltray.tools.tokens import count_tokens
 
 HERE = Path(__file__).resolve()

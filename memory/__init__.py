@@ -10,7 +10,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from tooltray.memory.agent.loop import Agent, ModelError, TurnResult
+    from tooltray.memory.agent.loop import Agent, TurnResult
     from tooltray.memory.agent.textcalls import parse_tool_calls
     from tooltray.memory.config import Settings
     from tooltray.memory.core.planner import Planner
@@ -28,11 +28,12 @@ if TYPE_CHECKING:
     from tooltray.memory.metatools.specs import META_TOOL_NAMES, meta_tool_specs
     from tooltray.memory.retrieval import Hit, ToolIndex, build_query
     from tooltray.memory.store import Store
+    from tooltray.tools.errors import ModelError
     from tooltray.tools.sources.mcp import MCPSource
 
 _HOMES: dict[str, str] = {
     "Agent": "tooltray.memory.agent.loop",
-    "ModelError": "tooltray.memory.agent.loop",
+    "ModelError": "tooltray.tools.errors",
     "TurnResult": "tooltray.memory.agent.loop",
     "parse_tool_calls": "tooltray.memory.agent.textcalls",
     "Settings": "tooltray.memory.config",

@@ -8,14 +8,19 @@ level), then the defaults below.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Any, Literal
 
-import tomllib
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from tooltray.tools.errors import ConfigError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # tomllib is new in 3.11; tomli is the same parser, packaged for 3.10
+    import tomli as tomllib
 
 Growth = Literal["never", "on_strong_match", "every_turn"]
 RenderPath = Literal["text", "openai", "responses", "anthropic"]

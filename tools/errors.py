@@ -82,3 +82,15 @@ class MetaToolArgumentError(TooltrayError, ValueError):
 
 class ConfigError(TooltrayError, ValueError):
     """A setting has a value tooltray cannot use."""
+
+
+class ModelError(TooltrayError):
+    """The model server failed to answer a request."""
+
+
+class MCPSourceError(TooltrayError):
+    """An MCP server could not be started, listed or called."""
+
+
+class MCPToolError(TooltrayError):
+    """An MCP tool ran and reported an error (``isError``); the text is the server's."""

@@ -17,6 +17,7 @@ from tooltray.tools.errors import ConfigError
 from tooltray.tools.spec import ToolSpec
 
 RENDER_PATHS: tuple[str, ...] = ("text", "openai", "responses", "anthropic")
+NATIVE_PATHS: tuple[str, ...] = ("openai", "responses", "anthropic")
 _SCALARS = {
     "string": "str",
     "integer": "int",
@@ -129,6 +130,12 @@ _ONE: dict[str, Callable[[ToolSpec], dict[str, Any]]] = {
 }
 
 
+def render_native(path: str, tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+    """``tools=`` entries for a native ``path`` (``text`` has none and renders as OpenAI chat)."""
+    one = _ONE.get(path, openai_chat_tool)
+    return [one(t) for t in tools]
+
+
 def check_path(path: str) -> str:
     """Return ``path`` if it is one of :data:`RENDER_PATHS`, else raise ``ConfigError``."""
     if path not in RENDER_PATHS:
@@ -147,4 +154,4 @@ def render(path: str, tools: Sequence[ToolSpec]) -> str:
     """The canonical string sent for ``tools`` on ``path``: the text block or the JSON list."""
     if check_path(path) == "text":
         return render_text(tools)
-    return canonical_json([_ONE[path](t) for t in tools])
+    return canonical_json(render_native(path, tools))

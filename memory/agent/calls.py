@@ -27,6 +27,7 @@ from jsonschema_specifications import REGISTRY as SPECIFICATIONS
 
 from tooltray.events import payloads as p
 from tooltray.events import signals as sig
+from tooltray.tools.arguments import decode_arguments
 from tooltray.tools.errors import ToolNotAllowedError, TooltrayError, UnknownToolError, shown
 from tooltray.tools.render import canonical_json, render_line
 from tooltray.tools.spec import ToolSpec
@@ -65,22 +66,6 @@ class ToolCall:
     status: str
     result: str
     full_chars: int = 0
-
-
-def decode_arguments(raw: Any) -> tuple[Any, str | None]:
-    """Arguments as a dict, or the raw value and what is wrong with it."""
-    if raw is None or raw == "":
-        return {}, None
-    if isinstance(raw, str):
-        try:
-            raw = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            return raw, f"the arguments are not valid JSON ({exc.msg} at char {exc.pos})"
-        except RecursionError:
-            return raw, "the arguments are nested too deeply to read; send a flatter object"
-    if not isinstance(raw, Mapping):
-        return raw, f"the arguments must be a JSON object, got {type(raw).__name__}"
-    return dict(raw), None
 
 
 class _PatternTimeout(Exception):
@@ -214,7 +199,8 @@ class CallRunner:
 
     def run(self, session_id: str, turn: int, step: int, name: str, raw: Any) -> ToolCall:
         """Carry out one call and describe it; never raises for anything the model did."""
-        arguments, problem = decode_arguments(raw)
+        decoded = decode_arguments(raw)
+        arguments, problem = decoded.value, decoded.problem
         if self.trinket.is_meta(name):
             text = self._meta(session_id, name, arguments if problem is None else raw)
             return ToolCall(step, name, arguments, name, META, text, len(text))

@@ -24,7 +24,7 @@ from tooltray.events import signals as sig
 from tooltray.memory.agent.calls import CallRunner, ToolCall
 from tooltray.memory.agent.textcalls import is_result_message, parse_tool_calls, result_message
 from tooltray.memory.core.prompt import PromptView
-from tooltray.tools.errors import ConfigError, TooltrayError
+from tooltray.tools.errors import ConfigError, ModelError, TooltrayError
 
 if TYPE_CHECKING:
     from tooltray.memory.core.trinket import ToolLoaderTrinket
@@ -32,10 +32,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("tooltray")
 AGENT_PATHS = ("openai", "text")
 Message = dict[str, Any]
-
-
-class ModelError(TooltrayError):
-    """The model server failed to answer a request."""
 
 
 @dataclass

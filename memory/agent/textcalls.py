@@ -19,6 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from tooltray.tools.arguments import NOT_JSON, TOO_DEEP, decode_arguments
+
 NAME_KEYS = ("tool", "tool_name", "function_name")
 ARG_KEYS = ("arguments", "parameters", "args", "input", "params")
 RESULT_MARKER = "[tool result"
@@ -46,17 +48,8 @@ def _clean_name(name: str) -> str:
 
 
 def _decode_args(value: Any) -> Any:
-    if value is None:
-        return {}
-    if isinstance(value, str):
-        text = value.strip()
-        if not text:
-            return {}
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError:
-            return value
-    return value
+    decoded = decode_arguments(value.strip() if isinstance(value, str) else value)
+    return value if decoded.fault in (NOT_JSON, TOO_DEEP) else decoded.value
 
 
 def _from_function(node: Mapping[str, Any]) -> TextCall | None:

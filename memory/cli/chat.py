@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from tooltray.memory.cli.options import DB_OPTION
 from tooltray.tools.errors import ConfigError, DuplicateToolError
 
 if TYPE_CHECKING:  # the agent loop and the registry load when the command runs, not on --help
@@ -247,7 +248,7 @@ def build_agent(
 @click.option("--base-url", required=True, help="OpenAI-compatible server, e.g. http://host/v1.")
 @click.option("--model", required=True, help="Model name sent with every request.")
 @click.option("--api-key", envvar="OPENAI_API_KEY", default=None, help="Default: $OPENAI_API_KEY.")
-@click.option("--db", default=None, help="SQLAlchemy URL (default: $TOOLTRAY_DB, ./tooltray.db).")
+@DB_OPTION
 @click.option(
     "--catalog",
     type=click.Path(exists=True, dir_okay=False),

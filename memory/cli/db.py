@@ -19,23 +19,14 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from tooltray.memory.cli.console import print_table
+from tooltray.memory.cli.options import DB_OPTION, format_option
 
 if TYPE_CHECKING:  # the store (SQLAlchemy, Alembic) loads when a command runs, not on --help
     from tooltray.memory.store.records import HistoryEvent, TurnRecord
 
 DEFAULT_LIMIT = 1000  # tooltray.memory.store.sql.DEFAULT_LIMIT (a test keeps them equal)
 
-DB_OPTION = click.option(
-    "--db", "db", default=None, metavar="URL", help="Database URL or SQLite file path."
-)
-FORMAT_OPTION = click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["table", "json", "csv"]),
-    default="table",
-    show_default=True,
-    help="Output format.",
-)
+FORMAT_OPTION = format_option()
 
 
 def store_url(db: str | None) -> str:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from rich.console import Console
 
+from tooltray.memory.cli.options import DB_OPTION
 from tooltray.tools.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -105,7 +106,7 @@ def _play(store: Store, sid: str, done: int, end: int, console: Console) -> None
 
 
 @click.command("demo")
-@click.option("--db", default=None, help="SQLAlchemy URL (default: TOOLTRAY_DB or ./tooltray.db).")
+@DB_OPTION
 @click.option("--fresh", is_flag=True, help="Start a new demo session instead of resuming.")
 @click.option(
     "--turns",

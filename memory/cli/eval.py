@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from tooltray.memory.cli.db import DB_OPTION, emit
+from tooltray.memory.cli.db import emit
+from tooltray.memory.cli.options import DB_OPTION, format_option
 
 if TYPE_CHECKING:  # the store loads when the command runs, not on --help
     from tooltray.memory.eval.recall import RecallReport
@@ -67,14 +68,7 @@ def eval_group() -> None:
 @click.option(
     "--session", "sessions", multiple=True, metavar="ID", help="Only this session (repeatable)."
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["table", "json", "csv"]),
-    default="table",
-    show_default=True,
-    help="Output format (csv: one row per turn).",
-)
+@format_option("Output format (csv: one row per turn).")
 def recall_command(db: str | None, min_recall: float, sessions: tuple[str, ...], fmt: str) -> None:
     """Was every tool the model called loaded (or recovered) when it called it? Per turn."""
     from tooltray.memory.eval.recall import evaluate_store

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import click
 
+from tooltray.memory.cli.options import DB_OPTION
 from tooltray.memory.config import Settings
 from tooltray.tools.errors import ConfigError
 
@@ -24,7 +25,7 @@ def mcp_group() -> None:
 
 @mcp_group.command("serve")
 @click.option("--config", "config_path", required=True, help="mcpServers JSON file.")
-@click.option("--db", default=None, help="SQLAlchemy URL (default: $TOOLTRAY_DB, ./tooltray.db).")
+@DB_OPTION
 @click.option("--session", default=None, help="stdio session id (default: mcp-<config name>).")
 @click.option("--http", default=None, metavar="HOST:PORT", help="Serve streamable HTTP instead.")
 @click.option("--start-timeout", type=click.FloatRange(0.1), default=30.0, show_default=True)

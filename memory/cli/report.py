@@ -13,6 +13,7 @@ from pathlib import Path
 
 import click
 
+from tooltray.memory.cli.options import DB_OPTION
 from tooltray.tools.errors import StoreError
 
 
@@ -50,7 +51,7 @@ def write_report(url: str, session_id: str, out: Path) -> tuple[Path, list[str]]
     default=None,
     help="PNG file to write (default: tooltray-SESSION.png here).",
 )
-@click.option("--db", default=None, metavar="URL", help="Database URL or SQLite file path.")
+@DB_OPTION
 def report(session: str, out: Path | None, db: str | None) -> None:
     """Draw a stored session: tools over turns, tokens against eager, prefix changes."""
     from tooltray.memory.store import resolve_url

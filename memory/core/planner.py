@@ -12,22 +12,18 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tooltray.memory.config import Settings
-from tooltray.memory.core.prompt import bundle_menu, render_native
-from tooltray.memory.core.selection import Candidate, Caps, admit, order_candidates
+from tooltray.memory.core.prompt import bundle_menu, text_block
+from tooltray.memory.core.selection import Caps, admit, order_candidates
 from tooltray.memory.core.session import MODE_ALL, MODE_SELECTED, SessionState
 from tooltray.memory.core.skills import SkillLibrary, load_skills
-from tooltray.memory.retrieval.adapter import (
-    Progress,
-    Retriever,
-    build_retriever,
-    lexical_retriever,
-)
+from tooltray.memory.embedders.base import Progress
+from tooltray.memory.retrieval.adapter import Retriever, build_retriever, lexical_retriever
+from tooltray.memory.retrieval.candidates import Candidate
 from tooltray.memory.store.records import SelectionMode
 from tooltray.tools.boilerplate import bundle_spans, state_once
 from tooltray.tools.registry import ToolRegistry
-from tooltray.tools.render import canonical_json
 from tooltray.tools.spec import ToolSpec
-from tooltray.tools.tokens import count_tokens, tokens_per_tool
+from tooltray.tools.tokens import block_tokens, count_tokens, tokens_per_tool
 
 if TYPE_CHECKING:
     from tooltray.memory.store.base import BaseStore
@@ -89,10 +85,8 @@ class Planner:
 
     def _eager(self, specs: Sequence[Any]) -> int:
         if self.settings.path == "text":
-            from tooltray.memory.core.prompt import text_block
-
             return count_tokens(text_block(specs)).n
-        return count_tokens(canonical_json(render_native(self.settings.path, specs))).n
+        return block_tokens(specs, self.settings.path)
 
     def menu(self) -> str:
         """The bundle menu for the stable prefix."""
@@ -119,7 +113,8 @@ class Planner:
         cat = self.catalog()
         if cat.skills is None and self.settings.skills_dir is not None:
             skills = load_skills(self.settings.skills_dir)
-            cat.skills = SkillLibrary(skills, self.retriever().embedder) if skills else None
+            embedder = self.retriever().embedder
+            cat.skills = SkillLibrary(skills, embedder) if skills and embedder is not None else None
         return cat.skills
 
     def all_fit(self) -> bool:

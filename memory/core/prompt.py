@@ -16,17 +16,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tooltray.memory.core.menu import bundle_menu as bundle_menu  # re-exported for callers
-from tooltray.tools.render import (
-    canonical_json,
-    render_anthropic,
-    render_openai_chat,
-    render_openai_responses,
-    render_text,
-)
+from tooltray.tools.render import NATIVE_PATHS as NATIVE_PATHS  # re-exported for the trinket
+from tooltray.tools.render import canonical_json, render_native, render_text
 from tooltray.tools.spec import ToolSpec
 from tooltray.tools.tokens import count_tokens
 
-NATIVE_PATHS = ("openai", "responses", "anthropic")
 TEXT_CALL_HINT = (
     "To call a tool, reply with only a JSON object: "
     '{"tool": "<name>", "arguments": {...}}. Tools not listed here can be called by name too.'
@@ -35,15 +29,6 @@ TEXT_LOAD_HINT = (
     "To see the tools of a bundle in the menu above, call "
     '{"tool": "load_tools", "arguments": {"tools": ["<bundle>"]}}.'
 )
-
-
-def render_native(path: str, specs: Sequence[ToolSpec]) -> list[dict[str, Any]]:
-    """Render ``specs`` as a provider's ``tools=`` list (``text`` renders as OpenAI chat)."""
-    if path == "responses":
-        return render_openai_responses(list(specs))
-    if path == "anthropic":
-        return render_anthropic(list(specs))
-    return render_openai_chat(list(specs))
 
 
 def text_block(specs: Sequence[ToolSpec], *, menu: bool = False) -> str:

@@ -10,19 +10,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from tooltray.memory.retrieval.candidates import Candidate
 from tooltray.memory.store.records import LoadedTool
 
 ALWAYS = ("core", "pinned")
 CHOSEN_BY_MODEL = ("escape", "manual", "fallback")
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """A tool proposed for the loaded set, with why (``source``) and how strongly (``score``)."""
-
-    name: str
-    source: str
-    score: float | None = None
 
 
 @dataclass(frozen=True)

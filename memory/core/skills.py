@@ -11,16 +11,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
 
 import numpy as np
 import yaml
 
+from tooltray.memory.embedders.base import Embedder
 from tooltray.tools.errors import ConfigError
-
-
-class _Embedder(Protocol):
-    def embed(self, texts: Sequence[str], kind: str = ...) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -68,7 +64,7 @@ class SkillLibrary:
     cosines with the tool docs: a bar set by the catalog, not by one embedder's cosine scale.
     """
 
-    def __init__(self, skills: Sequence[Skill], embedder: _Embedder, percentile: float = 97.0):
+    def __init__(self, skills: Sequence[Skill], embedder: Embedder, percentile: float = 97.0):
         self.skills = list(skills)
         self.embedder = embedder
         self.percentile = percentile

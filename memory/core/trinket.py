@@ -27,12 +27,13 @@ from tooltray.memory.core.journal import Journal
 from tooltray.memory.core.planner import Planner
 from tooltray.memory.core.prompt import PromptView
 from tooltray.memory.core.results import ResultShelf
-from tooltray.memory.core.selection import Candidate, expired_fallbacks, idle_tools
+from tooltray.memory.core.selection import expired_fallbacks, idle_tools
 from tooltray.memory.core.session import SessionState, ViewMode, grown_turn, user_texts
 from tooltray.memory.core.views import all_tools_view, selected_view
 from tooltray.memory.metatools.dispatch import announce, dispatch, mark_escape
 from tooltray.memory.metatools.effects import Search
 from tooltray.memory.metatools.specs import META_TOOL_NAMES, meta_tool_specs
+from tooltray.memory.retrieval.candidates import Candidate
 from tooltray.memory.store import MemoryStore, Store
 from tooltray.memory.store.base import BaseStore
 from tooltray.memory.store.records import (

@@ -1,6 +1,6 @@
 """Embedders: the offline MiniLM ONNX default, OpenAI-compatible servers, a store-backed cache."""
 
-from tooltray.memory.embedders.base import Embedder, Kind, Vectors, normalise
+from tooltray.memory.embedders.base import Embedder, Kind, Progress, Vectors, normalise
 from tooltray.memory.embedders.cache import (
     CachedEmbedder,
     DictCache,
@@ -20,6 +20,7 @@ __all__ = [
     "Kind",
     "MiniLMOnnxEmbedder",
     "OpenAIEmbedder",
+    "Progress",
     "Vectors",
     "clear_memo",
     "default_embedder",

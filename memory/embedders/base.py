@@ -6,7 +6,7 @@ differently, so the protocol carries ``kind``; symmetric models (MiniLM) ignore 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
@@ -14,6 +14,8 @@ from numpy.typing import NDArray
 
 Kind = Literal["query", "document"]
 Vectors = NDArray[np.float32]
+Progress = Callable[[int, int], None]
+"""Called as ``progress(done, total)`` while a catalog's documents are embedded."""
 
 
 @runtime_checkable
@@ -24,8 +26,11 @@ class Embedder(Protocol):
     variant, server). Failures raise :class:`tooltray.tools.errors.EmbedderError`.
     """
 
-    id: str
-    dim: int
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def dim(self) -> int: ...
 
     def embed(self, texts: Sequence[str], kind: Kind = "document") -> Vectors: ...
 

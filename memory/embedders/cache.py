@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 import numpy as np
 
-from tooltray.memory.embedders.base import Embedder, Kind, Vectors, empty
+from tooltray.memory.embedders.base import Embedder, Kind, Progress, Vectors, empty
 
-Progress = Callable[[int, int], None]
 CHUNK = 256
 
 

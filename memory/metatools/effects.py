@@ -10,9 +10,10 @@ import difflib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from tooltray.memory.core.selection import ALWAYS, Candidate
+from tooltray.memory.core.selection import ALWAYS
 from tooltray.memory.core.session import SessionState
 from tooltray.memory.metatools.specs import META_TOOL_NAMES, LoadRequest
+from tooltray.memory.retrieval.candidates import Candidate
 from tooltray.memory.store.records import Changes, HistoryEvent, Load, Unload
 from tooltray.tools.errors import ToolNotAllowedError, UnknownToolError
 from tooltray.tools.registry import ToolRegistry

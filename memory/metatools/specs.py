@@ -7,11 +7,11 @@ unknown keys. Parsing accepts every reasonable shape and otherwise raises
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Any
 
+from tooltray.tools.arguments import NOT_JSON, NOT_OBJECT, TOO_DEEP, decode_arguments
 from tooltray.tools.errors import MetaToolArgumentError, shown
 from tooltray.tools.spec import ToolSpec
 
@@ -106,29 +106,25 @@ class LoadRequest:
 
 
 def _as_dict(arguments: Any, tool: str) -> dict[str, Any]:
-    if arguments is None or arguments == "":
-        return {}
-    if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments)
-        except json.JSONDecodeError:
-            if _BARE_NAMES.fullmatch(arguments):  # "calendar, weather": names, not JSON
-                return {"tools": arguments}
-            raise MetaToolArgumentError(
-                f"{tool}: the arguments are not JSON (got {shown(arguments, 60)}); send a JSON "
-                f"object like {SHAPES.get(tool, '{}')}."
-            ) from None
-        except RecursionError:
-            raise MetaToolArgumentError(
-                f"{tool}: the arguments are nested too deeply to read; send a flat object like "
-                '{"tools": ["name"]}.'
-            ) from None
-    if not isinstance(arguments, dict):
+    decoded = decode_arguments(arguments)
+    if decoded.fault == NOT_JSON:
+        if _BARE_NAMES.fullmatch(arguments):  # "calendar, weather": names, not JSON
+            return {"tools": arguments}
         raise MetaToolArgumentError(
-            f"{tool} takes a JSON object of arguments, got {type(arguments).__name__}: "
+            f"{tool}: the arguments are not JSON (got {shown(arguments, 60)}); send a JSON "
+            f"object like {SHAPES.get(tool, '{}')}."
+        )
+    if decoded.fault == TOO_DEEP:
+        raise MetaToolArgumentError(
+            f"{tool}: the arguments are nested too deeply to read; send a flat object like "
+            '{"tools": ["name"]}.'
+        )
+    if decoded.fault == NOT_OBJECT:
+        raise MetaToolArgumentError(
+            f"{tool} takes a JSON object of arguments, got {type(decoded.value).__name__}: "
             f'call it like {tool}({{"tools": ["name"]}}).'
         )
-    return arguments
+    return dict(decoded.value)
 
 
 def _as_names(value: Any, tool: str) -> tuple[str, ...]:

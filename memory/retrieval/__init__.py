@@ -1,6 +1,7 @@
 """Tool retrieval: BM25 + dense vectors fused on catalog-calibrated scores, in bundles."""
 
 from tooltray.memory.retrieval.bundles import Bundles
+from tooltray.memory.retrieval.candidates import Candidate
 from tooltray.memory.retrieval.fusion import fuse, zscores
 from tooltray.memory.retrieval.index import Hit, ToolIndex
 from tooltray.memory.retrieval.lexical import LexicalIndex
@@ -22,6 +23,7 @@ from tooltray.memory.retrieval.text import (
 __all__ = [
     "QUERY_MODES",
     "Bundles",
+    "Candidate",
     "Hit",
     "LexicalIndex",
     "Query",

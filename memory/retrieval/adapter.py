@@ -13,15 +13,23 @@ the embedder again, so the dense half comes back on its own when the embedder do
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
+from numpy.typing import NDArray
 
 from tooltray.memory.config import Settings
-from tooltray.memory.core.selection import Candidate
-from tooltray.memory.embedders import CachedEmbedder, OpenAIEmbedder, default_embedder
-from tooltray.memory.retrieval import Query, ToolIndex, build_query, doc_text
+from tooltray.memory.embedders import (
+    CachedEmbedder,
+    Embedder,
+    OpenAIEmbedder,
+    Progress,
+    default_embedder,
+)
+from tooltray.memory.retrieval import Hit, Query, ToolIndex, build_query, doc_text
+from tooltray.memory.retrieval.candidates import Candidate
+from tooltray.memory.store.records import Source
 from tooltray.tools.errors import EmbedderError
 from tooltray.tools.spec import ToolSpec
 
@@ -29,16 +37,21 @@ if TYPE_CHECKING:
     from tooltray.memory.core.skills import Skill, SkillLibrary
     from tooltray.memory.store.base import BaseStore
 
-Progress = Callable[[int, int], None]
 SEARCH_K = 5
 STRONG_K = 2
 GROWTH_BAR = 2.5
+_SOURCES: dict[str, Source] = {
+    "semantic": "semantic",
+    "lexical": "lexical",
+    "bundle": "semantic",
+    "select": "manual",
+}
 
 
 class Retriever(Protocol):
-    """What the planner needs from retrieval."""
+    """What the planner needs from retrieval (``embedder`` is ``None`` for a lexical one)."""
 
-    embedder: Any
+    embedder: Embedder | None
 
     def picks(self, users: Sequence[str]) -> list[Candidate]: ...
 
@@ -51,9 +64,9 @@ class Retriever(Protocol):
     def recall_skills(self, library: SkillLibrary, goal: str) -> list[Skill]: ...
 
 
-def _source(hit: Any) -> str:
-    source = str(hit.source)
-    return {"bundle": "semantic", "select": "manual"}.get(source, source)
+def _source(hit: Hit) -> Source:
+    """Why a hit is loaded: a bundle-mate counts as semantic, an exact ``select:`` as manual."""
+    return _SOURCES[hit.source]
 
 
 class IndexRetriever:
@@ -63,25 +76,25 @@ class IndexRetriever:
     (``_docs``) and puts them back before the next query, which is what lets a session recover.
     """
 
-    def __init__(self, index: Any, embedder: Any, settings: Settings) -> None:
+    def __init__(self, index: ToolIndex, embedder: Embedder | None, settings: Settings) -> None:
         self.index = index
         self.embedder = embedder
         self.settings = settings
-        self._docs: Any = getattr(index, "doc_vectors", None)
+        self._docs: NDArray[np.float32] | None = index.doc_vectors
 
     def _query(self, users: Sequence[str]) -> Query:
         return build_query(list(users), mode=self.settings.query_mode)
 
     def _revive(self) -> bool:
         """Give the index its document vectors back; False for a lexical-only index."""
-        if self._docs is None and self.index.degraded is not None:
+        if self._docs is None and self.index.degraded is not None and self.embedder is not None:
             texts = [doc_text(s) for s in self.index.specs]
             self._docs = np.asarray(self.embedder.embed(texts, "document"), np.float32)
         if self.index.doc_vectors is None:
             self.index.doc_vectors = self._docs
         return self.index.doc_vectors is not None
 
-    def _vector(self, query: Query | str) -> Any:
+    def _vector(self, query: Query | str) -> NDArray[np.float32] | None:
         """The query's vectors (``None``: lexical-only index); raises if the embedder is down."""
         if not self._revive():
             return None
@@ -95,7 +108,7 @@ class IndexRetriever:
         self.index.degraded = None
         return vector
 
-    def _hits(self, query: Query | str, k: int) -> list[Any]:
+    def _hits(self, query: Query | str, k: int) -> list[Hit]:
         return list(self.index.picks(query, max_tools=k, query_vector=self._vector(query)))
 
     def picks(self, users: Sequence[str]) -> list[Candidate]:
@@ -126,13 +139,13 @@ class IndexRetriever:
         return library.recall_skill(goal, np.asarray(self.index.doc_vectors))
 
 
-def _candidates(hits: Sequence[Any]) -> list[Candidate]:
+def _candidates(hits: Sequence[Hit]) -> list[Candidate]:
     return [Candidate(h.name, _source(h), float(h.score)) for h in hits]
 
 
-def make_embedder(settings: Settings, store: BaseStore | None) -> Any:
+def make_embedder(settings: Settings, store: BaseStore | None) -> Embedder:
     """The embedder the settings name, with document embeddings cached in ``store``."""
-    inner: Any
+    inner: Embedder
     if settings.embedder == "openai":
         inner = OpenAIEmbedder(base_url=str(settings.embed_base_url), model=settings.embed_model)
     else:

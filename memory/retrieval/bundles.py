@@ -80,7 +80,7 @@ class Bundles:
         if not len(self.perm):
             return scores
         mate = np.maximum(self.best_mate(scores)[self.perm], 0.0)
-        out = scores.copy()
+        out: NDArray[np.float64] = scores.copy()
         out[self.perm] += LIFT * mate / np.sqrt(self.size_of - 1)
         return out
 

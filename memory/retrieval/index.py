@@ -9,13 +9,14 @@ failing embedder degrades search to lexical and sets ``degraded``; ``strict`` ra
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
+from tooltray.memory.embedders.base import Progress
 from tooltray.memory.embedders.cache import CachedEmbedder, EmbeddingCache
 from tooltray.memory.retrieval.bundles import Bundles
 from tooltray.memory.retrieval.lexical import LexicalIndex
@@ -28,7 +29,14 @@ from tooltray.memory.retrieval.query import (
     parse_select,
 )
 from tooltray.memory.retrieval.ranking import TieBreak
-from tooltray.memory.retrieval.scoring import Plan, Scored, dense_rows, lexical_rows, plan, score
+from tooltray.memory.retrieval.scoring import (
+    QueryPlan,
+    Scored,
+    dense_rows,
+    lexical_rows,
+    plan_query,
+    score,
+)
 from tooltray.memory.retrieval.text import doc_text
 from tooltray.tools.errors import EmbedderError
 from tooltray.tools.spec import ToolSpec
@@ -36,7 +44,6 @@ from tooltray.tools.spec import ToolSpec
 log = logging.getLogger("tooltray")
 Source = Literal["semantic", "lexical", "bundle", "select"]
 Method = Literal["hybrid", "lexical", "dense"]
-Progress = Callable[[int, int], None]
 QueryLike = str | Query | Sequence[str]
 AGREE_Z = 2.0
 STRONG_RATIO = 0.8
@@ -141,14 +148,14 @@ class ToolIndex:
     def query_texts(self, query: QueryLike) -> list[str]:
         """The texts a query is embedded as (for precomputing ``query_vector``)."""
         q = self.as_query(query)
-        return plan(Query(parse_required(q.text)[0], q.context, q.context_weight)).texts
+        return plan_query(Query(parse_required(q.text)[0], q.context, q.context_weight)).texts
 
     def embed_query(self, query: QueryLike) -> NDArray[np.float32] | None:
         """The query's vectors, one row per :meth:`query_texts` (``None`` when lexical-only)."""
         if not self.dense_ready:
             return None
         q = self.as_query(query)
-        p = plan(Query(parse_required(q.text)[0], q.context, q.context_weight))
+        p = plan_query(Query(parse_required(q.text)[0], q.context, q.context_weight))
         try:
             if p.spans and hasattr(self.embedder, "embed_spans"):
                 vectors = self.embedder.embed_spans(p.text, p.spans, "query")
@@ -167,14 +174,14 @@ class ToolIndex:
         """Calibrated scores of every tool, and the ``+terms`` a name must contain."""
         q = self.as_query(query)
         text, required = parse_required(q.text)
-        p = plan(Query(text, q.context, q.context_weight))
+        p = plan_query(Query(text, q.context, q.context_weight))
         lexical = lexical_rows(self.lexical, p)
         dense = self._dense(p, q, query_vector) if method != "lexical" else None
         if method == "dense" and dense is not None:
             lexical = np.zeros_like(lexical)
         return score(lexical, dense, p), required
 
-    def _dense(self, p: Plan, q: Query, query_vector: Any) -> Any:
+    def _dense(self, p: QueryPlan, q: Query, query_vector: Any) -> Any:
         if query_vector is None:
             query_vector = self.embed_query(q)
         if query_vector is None or self.doc_vectors is None:

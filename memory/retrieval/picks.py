@@ -4,27 +4,9 @@ The bar a tool must clear is relative, never an absolute cosine: ``max(2, 0.5 x 
 fused z-scale, where ``top`` is the query's best fused score, plus the best 3 when they stand
 above the catalog mean. A fixed z-bar depends on the catalog's size: the best matches of a
 2-4k-tool catalog sit 8-11 deviations out, those of a 130-tool one 4-5, so ``z >= 4`` picks 15
-tools a query in sealtools and 3 in bfcl_multiturn (recall 78%). Measured with the final
-scoring, at most 16 picks (picks / recall of the picked set / % of queries with every gold tool
-picked / o200k tokens of the picks; all tools cost 8.7k-399k tokens):
-
-==============  =========================  =========================  =========================
-catalog         0.6 x top                  0.5 x top (default)        0.4 x top
-==============  =========================  =========================  =========================
-bfcl_multiturn  5.1 / 85.1 / 75.7 / 595    6.1 / 86.7 / 77.7 / 700    6.8 / 87.0 / 78.4 / 783
-metatool        4.0 / 72.3 / 66.1 / 176    4.5 / 74.5 / 68.7 / 199    5.0 / 76.3 / 70.9 / 222
-toolbench       10.1 / 85.5 / 73.9 / 1035  11.5 / 85.8 / 73.9 / 1186  13.3 / 86.2 / 74.5 / 1417
-bfcl            6.8 / 91.6 / 90.4 / 967    8.9 / 92.5 / 91.3 / 1251   11.2 / 93.3 / 92.3 / 1556
-sealtools       8.1 / 95.8 / 89.0 / 787    10.1 / 96.5 / 90.8 / 994   13.0 / 96.9 / 91.9 / 1282
-==============  =========================  =========================  =========================
-
-Fixed bars for comparison: ``z >= 2.5`` 4.6 / 83.1 / 73.0 picks on bfcl_multiturn but 16.0 on
-sealtools (1,587 tokens); ``z >= 4`` 3.1 / 78.3 / 67.3 on bfcl_multiturn, 15.2 on sealtools. The
-0.5 ratio keeps 4-12 picks on every catalog at about 1k tokens; below it each extra point of
-recall costs ~20% more tokens, which the load_tools escape hatch is cheaper than.
-With bundle pull-in widened to bundles of 32 (see :mod:`.bundles`), the same measure at 0.5 x top
-reads bfcl_multiturn 15.1 / 91.7 / 86.8 / 1,715, toolbench 12.9 / 86.4 / 75.2 / 1,341 and
-sealtools 12.3 / 96.6 / 90.9 / 1,187 (metatool and bfcl unchanged).
+tools a query in sealtools and 3 in bfcl_multiturn (recall 78%). The 0.5 ratio keeps 4-12 picks
+on every catalog at about 1k tokens; below it each extra point of recall costs more tokens than the
+``load_tools`` escape hatch does (``bench/README.md`` has the measurements).
 """
 
 from __future__ import annotations

@@ -2,20 +2,9 @@
 
 A request that asks for three things in three sentences is scored whole and sentence by sentence;
 the final score is ``(whole + 0.5 x best sentence) / 1.5``, and in ``picks`` each sentence's best
-tools are reserved a place. Measured (hybrid R@10 / C@10, dev splits):
-
-=================  ===========  ===========  ===========  ===========  ===========
-query scoring      bfcl_mt      metatool     toolbench    bfcl         sealtools
-=================  ===========  ===========  ===========  ===========  ===========
-whole message      92.2 / 85.2  83.4 / 79.3  79.2 / 63.2  91.6 / 90.0  89.6 / 72.3
-+ best sentence    92.3 / 85.2  83.1 / 79.2  82.5 / 69.1  91.8 / 90.5  96.5 / 90.8
-  and its top-1
-=================  ===========  ===========  ===========  ===========  ===========
-
-Sealtools and toolbench requests chain three or four tasks; single-task corpora are unchanged.
-The whole pipeline as it ships (bundle lift and query compaction included; ``bench/run.py
-retrieval``, 2026-11-23) measures 92.6 / 86.1, 82.9 / 78.9, 82.2 / 68.2, 91.8 / 90.4 and
-95.9 / 89.2 in the same order.
+tools are reserved a place, because a request that chains three or four tasks (sealtools,
+toolbench) is matched task by task, which the whole message alone blurs; single-task requests
+score the same either way (``bench/README.md`` has the figures).
 """
 
 from __future__ import annotations
@@ -36,7 +25,7 @@ Matrix = NDArray[np.float64]
 
 
 @dataclass(frozen=True)
-class Plan:
+class QueryPlan:
     """The texts one query is scored on, in the row order of its query vectors."""
 
     text: str
@@ -51,7 +40,7 @@ class Plan:
         return [self.text, *self.sentences, *([self.context] if self.context else [])]
 
 
-def plan(query: Query) -> Plan:
+def plan_query(query: Query) -> QueryPlan:
     """Split ``query`` into the texts it is scored on (sentences only for 2 to 8 of them)."""
     spans = segment_spans(query.text)
     if not 1 < len(spans) <= MAX_SENTENCES:
@@ -59,7 +48,7 @@ def plan(query: Query) -> Plan:
     sentences = tuple(query.text[a:b] for a, b in spans)
     context = query.context if query.context_weight > 0 else ""
     weight = query.context_weight if context else 0.0
-    return Plan(query.text, sentences, context, weight, tuple(spans))
+    return QueryPlan(query.text, sentences, context, weight, tuple(spans))
 
 
 @dataclass(frozen=True)
@@ -79,7 +68,7 @@ class Scored:
     sentences: Matrix
 
 
-def lexical_rows(index: LexicalIndex, p: Plan) -> Matrix:
+def lexical_rows(index: LexicalIndex, p: QueryPlan) -> Matrix:
     """BM25 rows for the plan's texts (the whole message is the sum of its sentences)."""
     if not p.sentences:
         rows = [index.scores(terms(p.text))]
@@ -91,7 +80,7 @@ def lexical_rows(index: LexicalIndex, p: Plan) -> Matrix:
     return np.vstack(rows)
 
 
-def score(lexical: Matrix, dense: Matrix | None, p: Plan) -> Scored:
+def score(lexical: Matrix, dense: Matrix | None, p: QueryPlan) -> Scored:
     """Combine per-text lexical and dense rows (same row order as ``p.texts``) into scores."""
     fused, zl, zd = fuse(lexical, dense)
     n_sent = len(p.sentences)
@@ -104,7 +93,9 @@ def score(lexical: Matrix, dense: Matrix | None, p: Plan) -> Scored:
     return Scored(final, zl[0], zd[0], sentences)
 
 
-def dense_rows(doc_vectors: NDArray[np.float32], vectors: NDArray[np.float32], p: Plan) -> Matrix:
+def dense_rows(
+    doc_vectors: NDArray[np.float32], vectors: NDArray[np.float32], p: QueryPlan
+) -> Matrix:
     """Cosine rows for the plan's texts; a single whole-message vector scores only that row.
 
     With one vector for a longer plan, the other rows copy the whole-message row, so sentences

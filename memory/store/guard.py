@@ -8,6 +8,7 @@ time (so no file is ever created), together with DDL, DML and PRAGMAs that set a
 from __future__ import annotations
 
 import sqlite3
+import sys
 
 _ALLOWED = {
     sqlite3.SQLITE_SELECT,
@@ -51,5 +52,6 @@ def readonly_authorizer(
 
 def guard_sqlite_readonly(connection: sqlite3.Connection) -> None:
     """Install the read-only authorizer and forbid attaching any other database file."""
-    connection.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
+    if sys.version_info >= (3, 11):  # 3.10 has no setlimit; the authorizer refuses ATTACH there
+        connection.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
     connection.set_authorizer(readonly_authorizer)

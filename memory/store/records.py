@@ -63,7 +63,7 @@ class LoadedTool:
     position: int
     loaded_turn: int
     last_used_turn: int | None
-    source: str
+    source: Source
     score: float | None = None
     fallback: bool = False
 
@@ -74,9 +74,9 @@ class HistoryEvent:
 
     session_id: str
     turn: int
-    kind: str
+    kind: EventKind
     tool: str | None = None
-    source: str | None = None
+    source: Source | None = None
     score: float | None = None
     detail: str | None = None
     at: datetime | None = None
@@ -101,7 +101,7 @@ class Load:
     """Append ``name`` to the loaded set (no-op if already loaded, except fallback->real)."""
 
     name: str
-    source: str
+    source: Source
     turn: int
     score: float | None = None
     fallback: bool = False
@@ -112,7 +112,7 @@ class Unload:
     """Remove ``name`` from the loaded set; ``kind`` is its history kind (unloaded, evicted)."""
 
     name: str
-    kind: str = "unloaded"
+    kind: EventKind = "unloaded"
 
 
 @dataclass(frozen=True)

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from tooltray.memory.core.selection import (
-    Candidate,
     Caps,
     admit,
     expired_fallbacks,
     idle_tools,
     order_candidates,
 )
+from tooltray.memory.retrieval.candidates import Candidate
 from tooltray.memory.store.records import Changes, Load, LoadedTool, Unload, Use
 from tooltray.memory.store.rules import apply_local, empty_snapshot
 

@@ -20,18 +20,10 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, asynccontextmanager
 from typing import IO, Any
 
-from tooltray.tools.errors import TooltrayError
+from tooltray.tools.errors import MCPSourceError, MCPToolError
 from tooltray.tools.importers.mcp import from_mcp
 from tooltray.tools.registry import ToolRegistry
 from tooltray.tools.spec import ToolSpec
-
-
-class MCPSourceError(TooltrayError):
-    """An MCP server could not be started, listed or called."""
-
-
-class MCPToolError(TooltrayError):
-    """An MCP tool ran and reported an error (``isError``); the text is the server's."""
 
 
 def _mcp() -> Any:
