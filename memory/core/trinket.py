@@ -35,6 +35,8 @@ from tooltray.memory.core.session import (
     empty_snapshot,
     grown_turn,
 )
+from tooltray.memory.core.signals import SelectionSignals
+from tooltray.memory.learning.update import learned_signals, lesson
 from tooltray.memory.metatools import effects as loading
 from tooltray.memory.metatools.specs import (
     FALLBACK,
@@ -51,6 +53,7 @@ from tooltray.memory.store import Store
 from tooltray.memory.store.records import (
     Changes,
     HistoryEvent,
+    Learning,
     Load,
     SessionSnapshot,
     TurnRecord,
@@ -123,6 +126,9 @@ class ToolLoaderTrinket:
         self.store_error: StoreError | None = None
         self.store = store if store is not None or not self.enabled else self._open_store()
         self.planner = planner or Planner(registry, self.settings, self.store)
+        self.signals: SelectionSignals = learned_signals(
+            self.store, self.registry.is_allowed, self.settings
+        )
         self.shelf = ResultShelf(self.store, self.settings.result_max_chars)
         self._sessions: dict[str, SessionState] = {}
         self._lock = threading.RLock()
@@ -295,6 +301,8 @@ class ToolLoaderTrinket:
                 )
                 return
             changes = Changes(uses=[Use(payload.tool, turn)])
+            if self.settings.learn == "on":
+                state.taught.append(payload.tool)
             if not state.is_loaded(payload.tool):
                 changes.loads.append(Load(payload.tool, "escape", turn))
                 changes.events.append(self._event(state, "escape", payload.tool, "unlisted_call"))
@@ -314,7 +322,13 @@ class ToolLoaderTrinket:
             turn = max(payload.turn, state.turn)
             changes = self._expire_fallback(state, turn)
             changes.turn = turn
+            changes.learn = self._lesson(state, turn)
             self._commit(state, changes)
+
+    def _lesson(self, state: SessionState, turn: int) -> Learning | None:
+        """What the finished turn teaches (allowed tools it used, its message's vector)."""
+        tools, state.taught = state.taught, []
+        return lesson(self.settings, turn, tools, state.user_text, self.planner.message_vector)
 
     def _expire_fallback(self, state: SessionState, turn: int) -> Changes:
         keep, drop = expired_fallbacks(state.snapshot.loaded, state.fallback_turn or turn)
@@ -409,6 +423,8 @@ class ToolLoaderTrinket:
         if state.mode == MODE_DISABLED:
             return self._all_view(state, MODE_DISABLED)
         users = user_texts(messages)
+        if self.settings.learn == "on" and users:
+            state.user_text = users[-1]
         changes = Changes()
         turn = len(users)
         if turn > state.turn:

@@ -68,6 +68,7 @@ class IndexRetriever:
         self.embedder = embedder
         self.settings = settings
         self._docs: Any = getattr(index, "doc_vectors", None)
+        self.memo: tuple[str, Any] | None = None
 
     def _query(self, users: Sequence[str]) -> Query:
         return build_query(list(users), mode=self.settings.query_mode)
@@ -93,6 +94,7 @@ class IndexRetriever:
         if vector is None:
             raise EmbedderError(self.index.degraded or "the embedder failed")
         self.index.degraded = None
+        self.memo = (str(query), vector[0])  # the message's own vector, for learning at turn end
         return vector
 
     def _hits(self, query: Query | str, k: int) -> list[Any]:
