@@ -16,7 +16,7 @@ class SelectionSignals(Protocol):
     """What the store learned from past sessions; every method is cheap and never raises."""
 
     def companions(self, tools: Sequence[str]) -> dict[str, float]:
-        """Tools learned to be used with ``tools`` (same or next turn): name -> strength in [0, 1]."""
+        """Tools used with ``tools`` (same or next turn): name -> strength in [0, 1]."""
         ...
 
     def past_requests(self, vectors: numpy.ndarray) -> dict[str, float]:
