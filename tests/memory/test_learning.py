@@ -129,9 +129,7 @@ def test_denied_refused_meta_and_fallback_loads_never_teach(
     assert {m for (m,) in mates} == {"calendar_create_event"}
 
 
-def test_learn_off_is_byte_identical_to_no_learning(
-    make_trinket: MakeTrinket, db_url: str
-) -> None:
+def test_learn_off_is_byte_identical_to_no_learning(make_trinket: MakeTrinket, db_url: str) -> None:
     on = make_trinket()
     seen_on = play(on, "conv")
     on.close()
