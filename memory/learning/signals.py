@@ -19,12 +19,7 @@ from numpy.typing import NDArray
 from sqlalchemy import Engine
 
 from tooltray.memory.learning.matrix import RequestMatrix
-from tooltray.memory.store.learned import (
-    oldest_request,
-    read_clock,
-    read_pairs,
-    read_requests,
-)
+from tooltray.memory.store.learned import read_clock, read_pairs, read_requests
 
 log = logging.getLogger("tooltray")
 Allowed = Callable[[str], bool]
@@ -63,22 +58,22 @@ class StoreSignals:
         try:
             with self.engine.connect() as conn:
                 rows = read_pairs(conn, asked)
-                newest, epoch = read_clock(conn)
+                clock = read_clock(conn)
         except Exception as exc:  # noqa: BLE001 - hints must never cost the turn
             log.debug("tooltray: learned companions unavailable: %s", exc)
             return {}
-        prior = PRIOR * 2.0 ** ((newest - epoch) / self.half_life)
+        prior = PRIOR * 2.0 ** ((clock.newest - clock.epoch) / self.half_life)
         return self._strengths(rows, set(asked), prior)
 
     def _strengths(self, rows: list[Any], asked: set[str], prior: float) -> dict[str, float]:
-        own = {r.tool: float(r.weight) for r in rows if r.tool == r.mate}
+        own = {tool: float(weight) for tool, mate, weight in rows if tool == mate}
         out: dict[str, float] = {}
-        for r in rows:
-            if r.mate in asked or r.tool not in own or not self.allowed(r.mate):
+        for tool, mate, weight in rows:
+            if mate in asked or tool not in own:
                 continue
-            strength = min(1.0, float(r.weight) / (own[r.tool] + prior))
-            out[r.mate] = max(out.get(r.mate, 0.0), strength)
-        return out
+            strength = min(1.0, float(weight) / (own[tool] + prior))
+            out[mate] = max(out.get(mate, 0.0), strength)
+        return {name: value for name, value in out.items() if self.allowed(name)}
 
     def past_requests(self, vectors: np.ndarray) -> dict[str, float]:
         """Votes of the nearest past turns: similarity-weighted share of them that used a tool."""
@@ -115,14 +110,14 @@ class StoreSignals:
 
     def refresh(self) -> int:
         """Load rows learned since the last call (any process); return the newest id stored."""
+        last = self._rows.last_id()
         with self.engine.connect() as conn:
-            oldest = oldest_request(conn)
-            fresh = read_requests(conn, self._rows.last_id())
-            newest, _ = read_clock(conn)
+            clock = read_clock(conn)
+            fresh = read_requests(conn, last) if clock.newest > last else []
         with self._lock:
-            self._rows.drop_below(oldest)
+            self._rows.drop_below(clock.oldest)
             self._append(fresh)
-        return newest
+        return clock.newest
 
     def _append(self, rows: list[Any]) -> None:
         dim = self._rows.dim or (rows[-1].dim if rows else None)

@@ -14,6 +14,8 @@ by dropping the weakest rows.
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, Table, delete, func, select, text, update
@@ -41,8 +43,8 @@ def learn_turn(conn: Connection, session_id: str, lesson: Learning) -> None:
     row_id = _insert_request(conn, session_id, lesson, tools)
     if row_id is None:
         return
-    previous = _previous_tools(conn, session_id, lesson.turn)
-    epoch = _epoch_for(conn, row_id, lesson.half_life)
+    previous, epoch = _context(conn, session_id, lesson.turn)
+    epoch = _epoch_for(conn, row_id, epoch, lesson.half_life)
     weight = 2.0 ** ((row_id - epoch) / lesson.half_life)
     _add_pairs(conn, pairs(tools, previous), weight)
     conn.execute(delete(REQUESTS).where(REQUESTS.c.id <= row_id - lesson.max_requests))
@@ -86,28 +88,37 @@ def _insert_request(
     return int(result.lastrowid) if result.rowcount == 1 else None
 
 
-def _previous_tools(conn: Connection, session_id: str, turn: int) -> list[str]:
-    query = select(REQUESTS.c.tools).where(
-        (REQUESTS.c.session_id == session_id) & (REQUESTS.c.turn == turn - 1)
-    )
-    found = conn.execute(query).scalar()
-    return [str(t) for t in found] if isinstance(found, list) else []
+def _context(conn: Connection, session_id: str, turn: int) -> tuple[list[str], int]:
+    """The tools the session's previous turn taught, and the epoch, in one round trip."""
+    cols = REQUESTS.c
+    where = (cols.session_id == session_id) & (cols.turn == turn - 1)
+    previous = select(cols.tools).where(where).scalar_subquery()
+    row = conn.execute(select(previous, _epoch_query())).one()
+    found = json.loads(row[0]) if isinstance(row[0], str) else row[0]
+    return ([str(t) for t in found] if isinstance(found, list) else []), _as_epoch(row[1])
+
+
+def _epoch_query() -> Any:
+    return select(META.c.value).where(META.c.key == EPOCH_KEY).scalar_subquery()
+
+
+def _as_epoch(value: Any) -> int:
+    return int(value) if value is not None else 0
 
 
 def read_epoch(conn: Connection) -> int:
     """The id the weights' scale counts from (0 until the first rescale)."""
-    value = conn.execute(select(META.c.value).where(META.c.key == EPOCH_KEY)).scalar()
-    return int(value) if value is not None else 0
+    return _as_epoch(conn.execute(select(_epoch_query())).scalar())
 
 
-def _epoch_for(conn: Connection, row_id: int, half_life: float) -> int:
-    """The epoch to add in, rescaling first when the exponent got large.
+def _epoch_for(conn: Connection, row_id: int, epoch: int, half_life: float) -> int:
+    """The epoch to add in (``epoch`` as read), rescaling first when the exponent got large.
 
     On PostgreSQL a rescale must not interleave with another writer's increments (computed in
-    the old scale), hence the shared/exclusive advisory lock; SQLite writers are serial anyway.
+    the old scale), hence the shared/exclusive advisory lock and the epoch read again under
+    it; SQLite writers are serial anyway.
     """
     pg = conn.dialect.name == "postgresql"
-    epoch = read_epoch(conn)
     if (row_id - epoch) / half_life < REBASE_AT:
         if pg:
             conn.execute(text("SELECT pg_advisory_xact_lock_shared(:k)"), {"k": PG_LOCK_KEY})
@@ -149,16 +160,27 @@ def evict_pairs(conn: Connection, cap: int) -> int:
 
 
 def read_pairs(conn: Connection, tools: list[str]) -> list[Any]:
-    """Rows ``(tool, mate, weight)`` of the given tools (self rows included)."""
+    """Tuples ``(tool, mate, weight)`` of the given tools (self rows included)."""
     cols = PAIRS.c
     query = select(cols.tool, cols.mate, cols.weight).where(cols.tool.in_(tools))
-    return list(conn.execute(query))
+    return [tuple(r) for r in conn.execute(query).all()]
 
 
-def read_clock(conn: Connection) -> tuple[int, int]:
-    """``(newest learned id, epoch)``: where the decay of every weight is read from."""
-    newest = conn.execute(select(func.max(REQUESTS.c.id))).scalar()
-    return int(newest or 0), read_epoch(conn)
+@dataclass(frozen=True)
+class Clock:
+    """Where the learned state stands: the newest and oldest learned ids, and the epoch."""
+
+    newest: int
+    oldest: int
+    epoch: int
+
+
+def read_clock(conn: Connection) -> Clock:
+    """The :class:`Clock` in one round trip (it is asked at every selection)."""
+    newest = select(func.max(REQUESTS.c.id)).scalar_subquery()  # apart: SQLite answers a lone
+    oldest = select(func.min(REQUESTS.c.id)).scalar_subquery()  # min or max from the index
+    row = conn.execute(select(newest, oldest, _epoch_query())).one()
+    return Clock(int(row[0] or 0), int(row[1] or 0), _as_epoch(row[2]))
 
 
 def read_requests(conn: Connection, after: int) -> list[Any]:
@@ -166,9 +188,4 @@ def read_requests(conn: Connection, after: int) -> list[Any]:
     cols = REQUESTS.c
     query = select(cols.id, cols.tools, cols.dim, cols.vector)
     query = query.where((cols.id > after) & cols.vector.is_not(None)).order_by(cols.id)
-    return list(conn.execute(query))
-
-
-def oldest_request(conn: Connection) -> int:
-    """The smallest id still stored (rows below it were evicted); 0 when there is none."""
-    return int(conn.execute(select(func.min(REQUESTS.c.id))).scalar() or 0)
+    return list(conn.execute(query).all())
