@@ -154,9 +154,9 @@ class Planner:
         embedder = getattr(retriever, "embedder", None)
         if retriever is None or embedder is None:
             return None
-        memo = getattr(retriever, "memo", None)
-        if memo is not None and memo[0] == text:
-            return str(embedder.id), np.asarray(memo[1], np.float32)
+        memo = getattr(retriever, "memo", {})
+        if text in memo:
+            return str(embedder.id), np.asarray(memo[text], np.float32)
         try:
             return str(embedder.id), np.asarray(embedder.embed([text], "query"), np.float32)[0]
         except TooltrayError:

@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 from sqlalchemy import Engine
 
 from tooltray.memory.learning.matrix import RequestMatrix
-from tooltray.memory.store.learned import read_clock, read_pairs, read_requests
+from tooltray.memory.store.learned import read_clock, read_mates, read_requests
 
 log = logging.getLogger("tooltray")
 Allowed = Callable[[str], bool]
@@ -30,6 +30,8 @@ and evidence that is not renewed fades towards 0 as its weight decays below the 
 NEAREST = 5
 MIN_SIMILARITY = 0.5
 """Cosine below which a past turn is not asked (MiniLM: unrelated requests sit near 0.1-0.3)."""
+MIN_SHARE = 0.05
+"""Mates seen with a tool in under this share of its turns are not read (too weak to matter)."""
 LOOKBACK = 3
 """User messages asked, latest first, each counting half the one after it."""
 
@@ -57,7 +59,7 @@ class StoreSignals:
             return {}
         try:
             with self.engine.connect() as conn:
-                rows = read_pairs(conn, asked)
+                rows = read_mates(conn, asked, MIN_SHARE)
                 clock = read_clock(conn)
         except Exception as exc:  # noqa: BLE001 - hints must never cost the turn
             log.debug("tooltray: learned companions unavailable: %s", exc)
@@ -66,13 +68,11 @@ class StoreSignals:
         return self._strengths(rows, set(asked), prior)
 
     def _strengths(self, rows: list[Any], asked: set[str], prior: float) -> dict[str, float]:
-        own = {tool: float(weight) for tool, mate, weight in rows if tool == mate}
         out: dict[str, float] = {}
-        for tool, mate, weight in rows:
-            if mate in asked or tool not in own:
-                continue
-            strength = min(1.0, float(weight) / (own[tool] + prior))
-            out[mate] = max(out.get(mate, 0.0), strength)
+        for _, mate, weight, own in rows:
+            if mate not in asked:
+                strength = min(1.0, float(weight) / (float(own) + prior))
+                out[mate] = max(out.get(mate, 0.0), strength)
         return {name: value for name, value in out.items() if self.allowed(name)}
 
     def past_requests(self, vectors: np.ndarray) -> dict[str, float]:

@@ -33,6 +33,7 @@ Progress = Callable[[int, int], None]
 SEARCH_K = 5
 STRONG_K = 2
 GROWTH_BAR = 2.5
+MEMO_SIZE = 64
 
 
 class Retriever(Protocol):
@@ -68,7 +69,7 @@ class IndexRetriever:
         self.embedder = embedder
         self.settings = settings
         self._docs: Any = getattr(index, "doc_vectors", None)
-        self.memo: tuple[str, Any] | None = None
+        self.memo: dict[str, Any] = {}
 
     def _query(self, users: Sequence[str]) -> Query:
         return build_query(list(users), mode=self.settings.query_mode)
@@ -94,8 +95,14 @@ class IndexRetriever:
         if vector is None:
             raise EmbedderError(self.index.degraded or "the embedder failed")
         self.index.degraded = None
-        self.memo = (str(query), vector[0])  # the message's own vector, for learning at turn end
+        self._remember(str(query), vector[0])
         return vector
+
+    def _remember(self, text: str, vector: Any) -> None:
+        """Keep the vectors of the last few messages: learning at turn end reuses them."""
+        self.memo[text] = vector
+        if len(self.memo) > MEMO_SIZE:
+            del self.memo[next(iter(self.memo))]
 
     def _hits(self, query: Query | str, k: int) -> list[Any]:
         return list(self.index.picks(query, max_tools=k, query_vector=self._vector(query)))

@@ -7,9 +7,9 @@ tools it used (O(tools used)), ratios of weights are already decayed, and the we
 simply the smallest ``weight``. When the exponent nears float range the table is rescaled once
 and ``epoch`` (a ``tooltray_meta`` row, absent means 0) moves up.
 
-Bounds: ``learn_requests`` keeps the newest ``max_requests`` rows (a range delete by id each
-turn); ``learn_pairs`` is counted every few learned turns and cut back to 90% of ``max_pairs``
-by dropping the weakest rows.
+Bounds, enforced every few learned turns (at most 64, so a cap overshoots by under 2%):
+``learn_requests`` keeps the newest ``max_requests`` rows (a range delete by id), and
+``learn_pairs`` is counted and cut back to 90% of ``max_pairs`` by dropping the weakest rows.
 """
 
 from __future__ import annotations
@@ -47,9 +47,15 @@ def learn_turn(conn: Connection, session_id: str, lesson: Learning) -> None:
     epoch = _epoch_for(conn, row_id, epoch, lesson.half_life)
     weight = 2.0 ** ((row_id - epoch) / lesson.half_life)
     _add_pairs(conn, pairs(tools, previous), weight)
-    conn.execute(delete(REQUESTS).where(REQUESTS.c.id <= row_id - lesson.max_requests))
-    if row_id % max(1, min(64, lesson.max_pairs // 64)) == 0:
+    if row_id % _every(lesson.max_requests) == 0:
+        conn.execute(delete(REQUESTS).where(REQUESTS.c.id <= row_id - lesson.max_requests))
+    if row_id % _every(lesson.max_pairs) == 0:
         evict_pairs(conn, lesson.max_pairs)
+
+
+def _every(cap: int) -> int:
+    """How many learned turns apart a bound is enforced: up to 64, so a cap overshoots by <2%."""
+    return max(1, min(64, cap // 64))
 
 
 def pairs(tools: list[str], previous: list[str]) -> list[tuple[str, str]]:
@@ -159,10 +165,21 @@ def evict_pairs(conn: Connection, cap: int) -> int:
     return int(conn.execute(delete(PAIRS).where(PAIRS.c.weight <= cut)).rowcount)
 
 
-def read_pairs(conn: Connection, tools: list[str]) -> list[Any]:
-    """Tuples ``(tool, mate, weight)`` of the given tools (self rows included)."""
-    cols = PAIRS.c
-    query = select(cols.tool, cols.mate, cols.weight).where(cols.tool.in_(tools))
+def read_mates(conn: Connection, tools: list[str], min_share: float) -> list[Any]:
+    """Tuples ``(tool, mate, weight, own weight)`` of the given tools' mates.
+
+    Only mates whose weight is at least ``min_share`` of the tool's own come back: a hub tool
+    has hundreds of rare mates, and reading them all would cost more than the selection.
+    """
+    pair, own = PAIRS.alias("pair"), PAIRS.alias("own")
+    query = select(pair.c.tool, pair.c.mate, pair.c.weight, own.c.weight).join(
+        own, (own.c.tool == pair.c.tool) & (own.c.mate == pair.c.tool)
+    )
+    query = query.where(
+        pair.c.tool.in_(tools)
+        & (pair.c.mate != pair.c.tool)
+        & (pair.c.weight >= min_share * own.c.weight)
+    )
     return [tuple(r) for r in conn.execute(query).all()]
 
 

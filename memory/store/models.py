@@ -187,6 +187,7 @@ class LearnPairRow(Base):
     """
 
     __tablename__ = "learn_pairs"
+    __table_args__ = {"sqlite_with_rowid": False}  # clustered by (tool, mate): reads stay fast
 
     tool: Mapped[str] = mapped_column(String, primary_key=True)
     mate: Mapped[str] = mapped_column(String, primary_key=True)

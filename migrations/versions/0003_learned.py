@@ -29,6 +29,7 @@ def upgrade() -> None:
         sa.Column("mate", sa.String(), nullable=False),
         sa.Column("weight", sa.Float(), nullable=False),
         sa.PrimaryKeyConstraint("tool", "mate", name=op.f("pk_learn_pairs")),
+        sqlite_with_rowid=False,
     )
     op.create_table(
         "learn_requests",
