@@ -75,7 +75,7 @@ class StoreSignals:
                 out[mate] = max(out.get(mate, 0.0), strength)
         return {name: value for name, value in out.items() if self.allowed(name)}
 
-    def past_requests(self, vectors: np.ndarray) -> dict[str, float]:
+    def past_requests(self, vectors: NDArray[np.float32]) -> dict[str, float]:
         """Votes of the nearest past turns: similarity-weighted share of them that used a tool."""
         query = np.asarray(vectors, np.float32)
         if query.ndim != 2 or not len(query):
