@@ -12,7 +12,9 @@ turns of bfcl_multiturn, and 40 long multi-task requests of sealtools (3-5 sente
 embedded on its own).
 
 Targets: p50 <= 1 ms at 1,000 and <= 10 ms at 10,000 tools without the query embedding;
-<= 10 ms at 1,000 tools with it.
+<= 10 ms at 1,000 tools with it, and still with the learned signals of 10,000 past turns read from
+a SQLite store (``with-embed+learned``: embed, pick, then the companions of the top picks and the
+past requests' votes, as the planner asks them; ``learned-signals`` times the two reads alone).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import Any
 
 import numpy as np
 from common import load_corpus
+from learned import ask, fill, signals, timed_ms
 from rich.console import Console
 from rich.table import Table
 
@@ -36,7 +39,12 @@ from tooltray.memory.store import Store
 from tooltray.tools.spec import ToolSpec
 
 SIZES = (100, 1_000, 10_000)
-TARGETS_MS = {"1000 no-embed chat": 1.0, "10000 no-embed chat": 10.0, "1000 with-embed chat": 10.0}
+TARGETS_MS = {
+    "1000 no-embed chat": 1.0,
+    "10000 no-embed chat": 10.0,
+    "1000 with-embed chat": 10.0,
+    "1000 with-embed+learned chat": 10.0,
+}
 
 
 def perturb(spec: ToolSpec, copy: int, rng: random.Random, words: list[str]) -> ToolSpec:
@@ -144,6 +152,38 @@ def measure_size(
     return out
 
 
+def measure_learned(
+    pool: list[ToolSpec], base: Any, chat: list[str], out_dir: Path, repeats: int
+) -> dict[str, Any]:
+    """Selection at 1,000 tools with 10,000 past turns in a SQLite store, signals included."""
+    specs, origin = catalog(pool, 1_000)
+    rng = np.random.default_rng(1_000)
+    docs = normalise(base[origin] + 0.05 * rng.standard_normal((len(specs), base.shape[1])))
+    index = ToolIndex(specs, Vectors(docs))
+    vecs = [index.embed_query(q) for q in chat]
+    path = out_dir / "learned.db"
+    path.unlink(missing_ok=True)
+    store = Store(f"sqlite:///{path}")
+    fill(store, [s.name for s in specs], np.vstack([v[:1] for v in vecs]))
+    sig = signals(store)
+
+    def select(q: str) -> None:
+        v = index.embed_query(q)
+        ask(sig, [h.name for h in index.picks(q, 16, query_vector=v)], v[:1])
+
+    total, reads = [], []
+    for q, v in zip(chat, vecs, strict=True):
+        names = [h.name for h in index.picks(q, 16, query_vector=v)]
+        for _ in range(repeats):
+            total.append(timed_ms(lambda q=q: select(q)))
+            reads.append(timed_ms(lambda n=names, v=v: ask(sig, n, v[:1])))
+    store.close()
+    return {
+        "1000 with-embed+learned chat": percentiles(total),
+        "1000 learned-signals chat": percentiles(reads),
+    }
+
+
 def run(data_dir: Path, out_dir: Path, *, quick: bool = False) -> dict[str, Any]:
     """Measure and print the latency table."""
     seal = load_corpus(data_dir / "sealtools")
@@ -158,6 +198,7 @@ def run(data_dir: Path, out_dir: Path, *, quick: bool = False) -> dict[str, Any]
     results: dict[str, Any] = {}
     for size in SIZES:
         results.update(measure_size(seal.tools, base, size, queries, 3 if quick else 10))
+    results.update(measure_learned(seal.tools, base, chat, out_dir, 3 if quick else 5))
     table = Table(title="selection latency: ToolIndex.picks (ms)")
     for col in ("catalog", "timing", "queries", "p50", "p99", "target p50"):
         table.add_column(col)

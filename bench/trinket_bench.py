@@ -1,6 +1,8 @@
 """Suite ``trinket``: the trinket's own costs on a SQLite file.
 
-turn-completed handling p50 (target <= 2 ms), tool-used events persisted per second through the
+turn-completed handling p50 (target <= 2 ms), what learning adds to it (a turn that used two tools,
+``learn = "on"`` minus ``"off"``, over a store already holding 10,000 learned turns: target
+<= 1 ms), tool-used events persisted per second through the
 signal (target >= 5,000: one signal per event, stored at the turn's end, counted back from the
 history table), and resume time of a session with 200 loaded tools and 10,000 history rows in a new
 trinket (target <= 20 ms; the catalog index is built once per process and cached, so resume is
@@ -15,6 +17,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+from learned import fill
 from rich.console import Console
 from rich.table import Table
 
@@ -25,7 +29,12 @@ from tooltray.memory.store import Changes, HistoryEvent, Load, Store
 from tooltray.tools.registry import ToolRegistry
 from tooltray.tools.spec import ToolSpec
 
-TARGETS = {"turn_completed_p50_ms": 2.0, "tool_used_per_s": 5000.0, "resume_ms": 20.0}
+TARGETS = {
+    "turn_completed_p50_ms": 2.0,
+    "learning_adds_p50_ms": 1.0,
+    "tool_used_per_s": 5000.0,
+    "resume_ms": 20.0,
+}
 
 
 def registry(n: int = 300) -> ToolRegistry:
@@ -39,8 +48,27 @@ def registry(n: int = 300) -> ToolRegistry:
     return ToolRegistry(specs)
 
 
-def _trinket(url: str, reg: ToolRegistry) -> ToolLoaderTrinket:
-    return ToolLoaderTrinket(reg, Store(url), settings=Settings(db=url, growth="never"))
+def _trinket(url: str, reg: ToolRegistry, learn: str = "on") -> ToolLoaderTrinket:
+    settings = Settings(db=url, growth="never", learn=learn)
+    return ToolLoaderTrinket(reg, Store(url), settings=settings)
+
+
+def learning_turn_ms(url: str, reg: ToolRegistry, turns: int, learn: str) -> list[float]:
+    """turn-completed of turns that used two tools each (their tool-used signals not timed)."""
+    trinket = _trinket(url, reg, learn)
+    sid = f"learn-{learn}"
+    trinket.prepare(sid, [{"role": "user", "content": "do task 3 then task 4"}])
+    names = [s.name for s in reg.allowed()]
+    out = []
+    for turn in range(1, turns + 1):
+        for name in (names[turn % 50], names[(turn + 1) % 50]):
+            emit(tool_used, sid, ToolUsed(tool=name, turn=turn))
+        trinket.flush(sid)  # the uses' own write is not learning's cost
+        start = time.perf_counter()
+        emit(turn_completed, sid, TurnCompleted(turn=turn))
+        out.append((time.perf_counter() - start) * 1000)
+    trinket.close()
+    return out
 
 
 def turn_completed_ms(url: str, reg: ToolRegistry, turns: int) -> list[float]:
@@ -95,11 +123,19 @@ def run(data_dir: Path, out_dir: Path, *, quick: bool = False) -> dict[str, Any]
     with tempfile.TemporaryDirectory() as tmp:
         url = f"sqlite:///{Path(tmp) / 'bench.db'}"
         tc = turn_completed_ms(url, reg, 100 if quick else 500)
+        store = Store(url)
+        fill(store, [s.name for s in reg.allowed()], np.eye(8, 384, dtype=np.float32))
+        store.close()
+        n = 100 if quick else 400
+        off, on = learning_turn_ms(url, reg, n, "off"), learning_turn_ms(url, reg, n, "on")
         rate = tool_used_rate(url, reg, 1000 if quick else 5000)
         res = resume_ms(url, reg, 10 if quick else 30)
     results = {
         "turn_completed_p50_ms": round(statistics.median(tc), 3),
         "turn_completed_p99_ms": round(sorted(tc)[int(0.99 * (len(tc) - 1))], 3),
+        "learning_off_turn_p50_ms": round(statistics.median(off), 3),
+        "learning_on_turn_p50_ms": round(statistics.median(on), 3),
+        "learning_adds_p50_ms": round(statistics.median(on) - statistics.median(off), 3),
         "tool_used_per_s": round(rate),
         "resume_ms": round(statistics.median(res), 3),
     }

@@ -75,6 +75,15 @@ class Settings(BaseSettings):
         boilerplate_once: state a bundle's shared boilerplate (a span most of its descriptions
             repeat) only on its first shown tool; retrieval still matches whole descriptions
             (matching without the span cost 1.8 points of C@10 on bfcl_multiturn).
+        learn: ``on`` learns from every finished turn (which tools were used together, and the
+            user message's vector with the tools it led to) in the store, shared by every process
+            on it; ``off`` stores and reads nothing learned (exactly the behaviour without it).
+        learn_keep_text: also store each learned turn's user message text (off: vectors and
+            counts only, no raw user text).
+        learn_half_life: learned turns (turns that used tools, all sessions) after which what a
+            turn taught counts half, so habits can change.
+        learn_max_requests: most past turns kept as vectors (the oldest go first).
+        learn_max_pairs: most co-use pairs kept (the weakest go first).
     """
 
     model_config = SettingsConfigDict(env_prefix="TOOLTRAY_", extra="ignore")
@@ -101,6 +110,11 @@ class Settings(BaseSettings):
     result_max_chars: int = Field(default=1500, ge=100)
     instructions: str = "You are a helpful assistant. Use the tools when they help."
     boilerplate_once: bool = False
+    learn: Literal["on", "off"] = "on"
+    learn_keep_text: bool = False
+    learn_half_life: float = Field(default=2000.0, gt=0)
+    learn_max_requests: int = Field(default=10_000, ge=1)
+    learn_max_pairs: int = Field(default=50_000, ge=1)
 
     @model_validator(mode="after")
     def _check(self) -> Settings:

@@ -33,7 +33,7 @@ def test_sql_examples_run_read_only_on_a_demo_database(tmp_path: Path) -> None:
     demo = runner.invoke(cli, ["demo", "--db", url, "--turns", "9"])
     assert demo.exit_code == 0, demo.output
     queries = re.findall(r"```sql\n(.+?)\n```", README, flags=re.S)
-    assert len(queries) == 3
+    assert len(queries) == 4
     outputs = []
     for query in queries:
         result = runner.invoke(cli, ["sql", query, "--db", url, "--format", "csv"])
@@ -42,3 +42,6 @@ def test_sql_examples_run_read_only_on_a_demo_database(tmp_path: Path) -> None:
     assert outputs[0].splitlines()[:2] == ["tool,uses", "calendar_create_event,1"]
     assert outputs[1].splitlines()[1].startswith("demo-1,9,")
     assert "evicted" not in outputs[2] and len(outputs[2].splitlines()) > 1
+    learned = outputs[3].splitlines()
+    assert learned[0] == "tool,mate,share" and len(learned) > 1
+    assert all(0 < float(line.split(",")[2]) <= 1.0 for line in learned[1:])

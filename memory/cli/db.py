@@ -1,4 +1,4 @@
-"""``tooltray db upgrade|current``, ``tooltray sql QUERY`` and ``tooltray history SESSION``.
+"""``tooltray db upgrade|current|prune``, ``tooltray sql QUERY`` and ``tooltray history SESSION``.
 
 Each takes ``--db URL`` (else ``TOOLTRAY_DB``, else ``./tooltray.db``). ``sql`` runs on a
 read-only connection whose session user holds no power outside the database: on PostgreSQL a
@@ -116,6 +116,27 @@ def db_current(db: str | None, fmt: str) -> None:
         status = "needs `tooltray db upgrade`"
     rows = [[display_url(url), rev or "", want, status]]
     emit(["database", "revision", "head", "status"], rows, fmt)
+
+
+@db_group.command("prune")
+@click.option(
+    "--before",
+    required=True,
+    type=click.DateTime(["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S"]),
+    help="Drop history and turn rows written before this date (UTC).",
+)
+@DB_OPTION
+def db_prune(before: datetime, db: str | None) -> None:
+    """Drop old raw history (history and turns rows); what was learned and the sessions stay."""
+    url = resolve_url(db)
+    if probe(url).kind == "empty":
+        raise StoreError(f"no tooltray database at {display_url(url)}: check --db / TOOLTRAY_DB")
+    with Store(url) as store:
+        report = prune_history(store.engine, before)
+    click.echo(
+        f"{display_url(url)}: dropped {report.history} history and {report.turns} turn rows "
+        f"written before {before:%Y-%m-%d %H:%M:%S} UTC; learned state kept"
+    )
 
 
 @click.command("sql")

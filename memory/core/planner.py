@@ -11,6 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+from numpy.typing import NDArray
+
 from tooltray.memory.config import Settings
 from tooltray.memory.core.prompt import bundle_menu, text_block
 from tooltray.memory.core.selection import Caps, admit, order_candidates
@@ -21,6 +24,7 @@ from tooltray.memory.retrieval.adapter import Retriever, build_retriever, lexica
 from tooltray.memory.retrieval.candidates import Candidate
 from tooltray.memory.store.records import SelectionMode
 from tooltray.tools.boilerplate import bundle_spans, state_once
+from tooltray.tools.errors import TooltrayError
 from tooltray.tools.registry import ToolRegistry
 from tooltray.tools.spec import ToolSpec
 from tooltray.tools.tokens import block_tokens, count_tokens, tokens_per_tool
@@ -142,6 +146,25 @@ class Planner:
         if cat.lexical is None:
             cat.lexical = lexical_retriever(self.registry.allowed(), self.settings)
         return cat.lexical.lexical(query)
+
+    def message_vector(self, text: str) -> tuple[str, NDArray[np.float32]] | None:
+        """``(embedder id, query vector)`` of one user message, for learning at turn end.
+
+        Selection embedded the message already when it selected or grew this turn, so this is
+        usually the retriever's memo; otherwise it costs one query embedding. ``None`` when no
+        index was built (all tools fit) or the embedder is down: then only co-use is learned.
+        """
+        retriever = self.catalog().retriever
+        embedder = getattr(retriever, "embedder", None)
+        if retriever is None or embedder is None:
+            return None
+        memo = getattr(retriever, "memo", {})
+        if text in memo:
+            return str(embedder.id), np.asarray(memo[text], np.float32)
+        try:
+            return str(embedder.id), np.asarray(embedder.embed([text], "query"), np.float32)[0]
+        except TooltrayError:
+            return None
 
     def plan(self, state: SessionState, users: Sequence[str], *, initial: bool) -> Plan:
         """Initial selection (start/resume) or growth (later turns, append-only)."""

@@ -62,6 +62,9 @@ class SessionState:
             later outage is logged again).
         unread: the store could not be read when this state was made: it is not known yet
             whether the session is stored (see :meth:`Journal.unread`).
+        taught: allowed tools used since the last turn end (what the turn teaches; learning on).
+        user_text: the latest user message (embedded at turn end for learning; never stored
+            unless ``learn_keep_text``).
     """
 
     session_id: str
@@ -75,6 +78,8 @@ class SessionState:
     grown_turn: int = -1
     warned: set[str] = field(default_factory=set)
     unread: bool = False
+    taught: list[str] = field(default_factory=list)
+    user_text: str | None = None
 
     @property
     def selection_mode(self) -> SelectionMode:

@@ -29,7 +29,9 @@ from tooltray.memory.core.prompt import PromptView
 from tooltray.memory.core.results import ResultShelf
 from tooltray.memory.core.selection import expired_fallbacks, idle_tools
 from tooltray.memory.core.session import SessionState, ViewMode, grown_turn, user_texts
+from tooltray.memory.core.signals import SelectionSignals
 from tooltray.memory.core.views import all_tools_view, selected_view
+from tooltray.memory.learning.update import learned_signals, lesson
 from tooltray.memory.metatools.dispatch import announce, dispatch, mark_escape
 from tooltray.memory.metatools.effects import Search
 from tooltray.memory.metatools.specs import META_TOOL_NAMES, meta_tool_specs
@@ -40,6 +42,7 @@ from tooltray.memory.store.records import (
     Changes,
     EventKind,
     HistoryEvent,
+    Learning,
     Load,
     TurnRecord,
     Unload,
@@ -82,6 +85,9 @@ class ToolLoaderTrinket:
         self.store: BaseStore = store if store is not None else self._open_store()
         self.journal = Journal(self.store, lambda state: self._boundary(state, fresh=True))
         self.planner = planner or Planner(self.registry, self.settings, self.store)
+        self.signals: SelectionSignals = learned_signals(
+            self.store, self.registry.is_allowed, self.settings
+        )
         self.shelf = ResultShelf(self.store, self.settings.result_max_chars)
         self._sessions: dict[str, SessionState] = {}
         self._lock = threading.RLock()
@@ -250,6 +256,8 @@ class ToolLoaderTrinket:
                 self.journal.defer(state, Changes(events=[refused]))
                 return
             changes = Changes(uses=[Use(payload.tool, turn)])
+            if self.settings.learn == "on":
+                state.taught.append(payload.tool)
             if not state.is_loaded(payload.tool):
                 changes.loads.append(Load(payload.tool, "escape", turn))
                 changes.events.append(self._event(state, "escape", payload.tool, "unlisted_call"))
@@ -281,7 +289,13 @@ class ToolLoaderTrinket:
             turn = max(payload.turn, state.turn)
             changes = self._expire_fallback(state, turn)
             changes.turn = turn
+            changes.learn = self._lesson(state, turn)
             self.journal.commit(state, changes)
+
+    def _lesson(self, state: SessionState, turn: int) -> Learning | None:
+        """What the finished turn teaches (allowed tools it used, its message's vector)."""
+        tools, state.taught = state.taught, []
+        return lesson(self.settings, turn, tools, state.user_text, self.planner.message_vector)
 
     def _expire_fallback(self, state: SessionState, turn: int) -> Changes:
         keep, drop = expired_fallbacks(state.snapshot.loaded, state.fallback_turn or turn)
@@ -363,6 +377,8 @@ class ToolLoaderTrinket:
         if state.health == "disabled":
             return self.all_tools_view(state.session_id, state.turn, "disabled", self._eager())
         users = user_texts(messages)
+        if self.settings.learn == "on" and users:
+            state.user_text = users[-1]
         changes = Changes()
         turn = len(users)
         if turn > state.turn:

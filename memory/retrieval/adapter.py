@@ -46,6 +46,7 @@ _SOURCES: dict[str, Source] = {
     "bundle": "semantic",
     "select": "manual",
 }
+MEMO_SIZE = 64
 
 
 class Retriever(Protocol):
@@ -81,6 +82,7 @@ class IndexRetriever:
         self.embedder = embedder
         self.settings = settings
         self._docs: NDArray[np.float32] | None = index.doc_vectors
+        self.memo: dict[str, Any] = {}
 
     def _query(self, users: Sequence[str]) -> Query:
         return build_query(list(users), mode=self.settings.query_mode)
@@ -106,7 +108,14 @@ class IndexRetriever:
         if vector is None:
             raise EmbedderError(self.index.degraded or "the embedder failed")
         self.index.degraded = None
+        self._remember(str(query), vector[0])
         return vector
+
+    def _remember(self, text: str, vector: Any) -> None:
+        """Keep the vectors of the last few messages: learning at turn end reuses them."""
+        self.memo[text] = vector
+        if len(self.memo) > MEMO_SIZE:
+            del self.memo[next(iter(self.memo))]
 
     def _hits(self, query: Query | str, k: int) -> list[Hit]:
         return list(self.index.picks(query, max_tools=k, query_vector=self._vector(query)))

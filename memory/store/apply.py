@@ -14,6 +14,7 @@ from typing import Any
 
 from sqlalchemy import Connection, bindparam, delete, insert, select, update
 
+from tooltray.memory.store.learned import learn_turn
 from tooltray.memory.store.models import utcnow
 from tooltray.memory.store.queries import HISTORY, LOADED, SESSIONS, TURNS, read_loaded, upsert
 from tooltray.memory.store.records import Changes, SessionMeta, SessionSnapshot, as_meta
@@ -45,6 +46,8 @@ def apply_changes(conn: Connection, session_id: str, changes: Changes) -> Sessio
         conn.execute(insert(HISTORY), history)
     if changes.turn_record is not None:
         _record_turn(conn, session_id, changes, now)
+    if changes.learn is not None:
+        learn_turn(conn, session_id, changes.learn)
     return _update_session(conn, session_id, session, changes, now)
 
 

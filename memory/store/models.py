@@ -3,6 +3,7 @@
 One session row is the lock every change to that session takes; ``loaded_tools`` is the loaded set
 (``position`` fixes the ``tools=`` order); ``history`` is append-only; ``turns`` says what each
 turn looked like; ``embeddings`` caches tool-doc vectors; ``results`` keeps full tool results.
+``learn_pairs`` and ``learn_requests`` hold what past turns taught (``tooltray.memory.learning``).
 """
 
 from __future__ import annotations
@@ -178,4 +179,50 @@ class MetaRow(Base):
     value: Mapped[str] = mapped_column(Text)
 
 
-TABLES = ("sessions", "loaded_tools", "history", "turns", "embeddings", "results", "tooltray_meta")
+class LearnPairRow(Base):
+    """Co-use: how often ``mate`` was used in the same or an adjacent turn as ``tool``.
+
+    ``weight`` is a decayed count kept in a growing scale (see ``tooltray.memory.store.learned``):
+    only ratios of weights mean anything, and ``tool = mate`` holds the tool's own turn count.
+    """
+
+    __tablename__ = "learn_pairs"
+    __table_args__ = {"sqlite_with_rowid": False}  # clustered by (tool, mate): reads stay fast
+
+    tool: Mapped[str] = mapped_column(String, primary_key=True)
+    mate: Mapped[str] = mapped_column(String, primary_key=True)
+    weight: Mapped[float] = mapped_column(Float)
+
+
+class LearnRequestRow(Base):
+    """One past turn that used tools: its user message's vector and the tools it led to.
+
+    The id orders learned turns and is the clock their decay counts in. ``text`` stays empty
+    unless ``learn_keep_text`` is on.
+    """
+
+    __tablename__ = "learn_requests"
+    __table_args__ = (UniqueConstraint("session_id", "turn"),)
+
+    id: Mapped[int] = mapped_column(HistoryId, primary_key=True, autoincrement=True)
+    session_id: Mapped[str] = mapped_column(String)
+    turn: Mapped[int] = mapped_column(Integer)
+    tools: Mapped[list[str]] = mapped_column(JSON)
+    embedder_id: Mapped[str | None] = mapped_column(String)
+    dim: Mapped[int | None] = mapped_column(Integer)
+    vector: Mapped[bytes | None] = mapped_column(LargeBinary)
+    text: Mapped[str | None] = mapped_column(Text)
+    at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+TABLES = (
+    "sessions",
+    "loaded_tools",
+    "history",
+    "turns",
+    "embeddings",
+    "results",
+    "tooltray_meta",
+    "learn_pairs",
+    "learn_requests",
+)

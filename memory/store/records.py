@@ -123,12 +123,35 @@ class Use:
     turn: int
 
 
+@dataclass(frozen=True)
+class Learning:
+    """What one finished turn teaches selection: the tools it used and its user message's vector.
+
+    ``tools`` holds only tools the agent was allowed to use and did use (refused, denied and
+    fallback-only loads never get here). ``vector`` is the float32 bytes of the L2-normalised
+    query embedding (``None``: embedder down, only co-use is learned); ``text`` stays ``None``
+    unless ``learn_keep_text`` is on. The bounds and half-life travel with it because the store
+    has no settings of its own.
+    """
+
+    turn: int
+    tools: tuple[str, ...]
+    vector: bytes | None = None
+    embedder_id: str | None = None
+    text: str | None = None
+    half_life: float = 2000.0
+    max_requests: int = 10_000
+    max_pairs: int = 50_000
+
+
 @dataclass
 class Changes:
     """Everything one trinket step changes, applied by the store in one transaction.
 
     ``turn`` only ever moves the session counter forward (max). ``events`` are appended as
-    given; loads, unloads and uses also write their own history rows.
+    given; loads, unloads and uses also write their own history rows. ``learn`` (turn end, with
+    learning on) updates the learned tables in the same transaction; it has no effect on the
+    session itself, so :func:`~tooltray.memory.core.session.apply_local` ignores it.
 
     Two guards make one-time steps idempotent when several processes (or a restarted one) race
     to take them: ``only_new`` (a session start) applies only if the session did not exist yet,
@@ -146,6 +169,7 @@ class Changes:
     meta: SessionMeta | None = None
     only_new: bool = False
     unless: SessionMeta | None = None
+    learn: Learning | None = None
 
     def skipped(self, meta: SessionMeta, existed: bool) -> bool:
         """True when a guard says this change was already made (by another process)."""
@@ -166,6 +190,7 @@ class Changes:
             or self.turn_record
             or self.status
             or self.meta
+            or self.learn
         )
 
 

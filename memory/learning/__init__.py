@@ -1,0 +1,21 @@
+"""Learning from the agent's own history: co-use companions and past requests, in the store.
+
+What a finished turn teaches (:func:`lesson`) is stored in the turn's transaction; what was
+learned is read back by :class:`StoreSignals` (the planner's
+:class:`~tooltray.memory.core.signals.SelectionSignals`), shared by every process on the store.
+:func:`prune_history` drops old raw history without touching what was learned.
+"""
+
+from tooltray.memory.learning.matrix import RequestMatrix
+from tooltray.memory.learning.prune import PruneReport, prune_history
+from tooltray.memory.learning.signals import StoreSignals
+from tooltray.memory.learning.update import learned_signals, lesson
+
+__all__ = [
+    "PruneReport",
+    "RequestMatrix",
+    "StoreSignals",
+    "learned_signals",
+    "lesson",
+    "prune_history",
+]

@@ -1,0 +1,75 @@
+"""A growable matrix of past-request vectors, appended at the end and dropped from the front.
+
+The store evicts the oldest rows and adds new ones every learned turn; copying a 10,000 x 384
+matrix for each would cost more than the selection it serves. Rows live in a buffer with spare
+capacity; eviction only moves a start offset, and the buffer is compacted when it fills up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+
+class RequestMatrix:
+    """Past requests in id order: vectors, ids and the tools each one led to."""
+
+    def __init__(self) -> None:
+        self._buf: NDArray[np.float32] | None = None
+        self._ids = np.zeros(0, np.int64)
+        self._tools: list[list[str]] = []
+        self._start = 0
+        self._end = 0
+
+    @property
+    def dim(self) -> int | None:
+        """The vectors' dimension (``None`` while empty)."""
+        return None if self._buf is None else int(self._buf.shape[1])
+
+    def last_id(self) -> int:
+        """The newest id held (0 while empty)."""
+        return int(self._ids[self._end - 1]) if self._end > self._start else 0
+
+    def view(self) -> tuple[NDArray[np.float32] | None, NDArray[np.int64], list[list[str]]]:
+        """The live rows: vectors, ids and tools (views, valid until the next change)."""
+        if self._buf is None or self._end == self._start:
+            return None, self._ids[:0], []
+        live = slice(self._start, self._end)
+        return self._buf[live], self._ids[live], self._tools[live]
+
+    def drop_below(self, oldest: int) -> None:
+        """Forget rows whose id is below ``oldest`` (the store evicted them)."""
+        ids = self._ids[self._start : self._end]
+        self._start += int(np.searchsorted(ids, oldest))
+
+    def append(
+        self, ids: Sequence[int], vectors: NDArray[np.float32], tools: Sequence[list[str]]
+    ) -> None:
+        """Add rows newer than every row held (``vectors`` is ``(n, dim)``)."""
+        if not len(ids):
+            return
+        self._reserve(len(ids), int(vectors.shape[1]))
+        assert self._buf is not None
+        end = self._end + len(ids)
+        self._buf[self._end : end] = vectors
+        self._ids[self._end : end] = np.asarray(ids, np.int64)
+        self._tools[self._end : end] = list(tools)
+        self._end = end
+
+    def _reserve(self, n: int, dim: int) -> None:
+        """Room for ``n`` more rows: compact to the front, then double the capacity if needed."""
+        if self._buf is not None and self._end + n <= len(self._buf):
+            return
+        live = self._end - self._start
+        capacity = max(1024, len(self._ids))
+        while capacity < 2 * (live + n):
+            capacity *= 2
+        buf = np.zeros((capacity, dim), np.float32)
+        ids = np.zeros(capacity, np.int64)
+        if self._buf is not None:
+            buf[:live] = self._buf[self._start : self._end]
+            ids[:live] = self._ids[self._start : self._end]
+        self._tools = self._tools[self._start : self._end] + [[] for _ in range(capacity - live)]
+        self._buf, self._ids, self._start, self._end = buf, ids, 0, live

@@ -1,0 +1,135 @@
+"""SelectionSignals over the store: co-use companions and votes of the nearest past requests.
+
+Every answer is read from the database, so a second process sees what the first learned. The
+past-request vectors are the one thing kept in memory: a numpy matrix loaded once per process
+and refreshed incrementally (rows with an id above the last one seen; rows the store evicted
+are dropped), so 10,000 past turns cost one matrix product per selection. Any failure answers
+``{}``: a broken or locked database must never cost the turn, it only costs the hints.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from sqlalchemy import Engine
+
+from tooltray.memory.learning.matrix import RequestMatrix
+from tooltray.memory.store.learned import read_clock, read_mates, read_requests
+
+log = logging.getLogger("tooltray")
+Allowed = Callable[[str], bool]
+
+PRIOR = 1.0
+"""Pseudo-count (in today's scale) added to a tool's own weight: one fresh co-use gives 0.5,
+and evidence that is not renewed fades towards 0 as its weight decays below the prior."""
+NEAREST = 5
+MIN_SIMILARITY = 0.5
+"""Cosine below which a past turn is not asked (MiniLM: unrelated requests sit near 0.1-0.3)."""
+MIN_SHARE = 0.05
+"""Mates seen with a tool in under this share of its turns are not read (too weak to matter)."""
+LOOKBACK = 3
+"""User messages asked, latest first, each counting half the one after it."""
+
+
+class StoreSignals:
+    """What the store learned, filtered by the allow-list at read time (a denied tool never shows).
+
+    Args:
+        engine: the store's engine (reads only).
+        allowed: the registry's allow check, asked on every answer (the list may change).
+        half_life: learned turns after which a past request's vote counts half.
+    """
+
+    def __init__(self, engine: Engine, allowed: Allowed, half_life: float) -> None:
+        self.engine = engine
+        self.allowed = allowed
+        self.half_life = half_life
+        self._rows = RequestMatrix()
+        self._lock = threading.Lock()
+
+    def companions(self, tools: Sequence[str]) -> dict[str, float]:
+        """Learned companions of ``tools``: max over the given tools of P(mate | tool), shrunk."""
+        asked = sorted(set(tools))
+        if not asked:
+            return {}
+        try:
+            with self.engine.connect() as conn:
+                rows = read_mates(conn, asked, MIN_SHARE)
+                clock = read_clock(conn)
+        except Exception as exc:  # noqa: BLE001 - hints must never cost the turn
+            log.debug("tooltray: learned companions unavailable: %s", exc)
+            return {}
+        prior = PRIOR * 2.0 ** ((clock.newest - clock.epoch) / self.half_life)
+        return self._strengths(rows, set(asked), prior)
+
+    def _strengths(self, rows: list[Any], asked: set[str], prior: float) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for _, mate, weight, own in rows:
+            if mate not in asked:
+                strength = min(1.0, float(weight) / (float(own) + prior))
+                out[mate] = max(out.get(mate, 0.0), strength)
+        return {name: value for name, value in out.items() if self.allowed(name)}
+
+    def past_requests(self, vectors: NDArray[np.float32]) -> dict[str, float]:
+        """Votes of the nearest past turns: similarity-weighted share of them that used a tool."""
+        query = np.asarray(vectors, np.float32)
+        if query.ndim != 2 or not len(query):
+            return {}
+        try:
+            newest = self.refresh()
+        except Exception as exc:  # noqa: BLE001 - hints must never cost the turn
+            log.debug("tooltray: past requests unavailable: %s", exc)
+            return {}
+        with self._lock:
+            matrix, ids, tools = self._rows.view()
+        if matrix is None or matrix.shape[1] != query.shape[1]:
+            return {}
+        return self._votes(matrix @ _weighted(query).T, ids, tools, newest)
+
+    def _votes(
+        self, sims: NDArray[np.float32], ids: Any, tools: list[list[str]], newest: int
+    ) -> dict[str, float]:
+        best = sims.max(axis=1)
+        k = min(NEAREST, len(best))
+        near = np.argpartition(-best, k - 1)[:k]
+        near = near[best[near] >= MIN_SIMILARITY]
+        if not len(near):
+            return {}
+        decay = np.exp2(-(newest - ids[near]) / self.half_life)
+        total = float(decay.sum())
+        out: dict[str, float] = {}
+        for row, weight in zip(near.tolist(), (best[near] * decay).tolist(), strict=True):
+            for name in tools[row]:
+                out[name] = out.get(name, 0.0) + weight / total
+        return {n: min(1.0, v) for n, v in out.items() if self.allowed(n)}
+
+    def refresh(self) -> int:
+        """Load rows learned since the last call (any process); return the newest id stored."""
+        last = self._rows.last_id()
+        with self.engine.connect() as conn:
+            clock = read_clock(conn)
+            fresh = read_requests(conn, last) if clock.newest > last else []
+        with self._lock:
+            self._rows.drop_below(clock.oldest)
+            self._append(fresh)
+        return clock.newest
+
+    def _append(self, rows: list[Any]) -> None:
+        dim = self._rows.dim or (rows[-1].dim if rows else None)
+        rows = [r for r in rows if r.vector is not None and r.dim == dim]  # one embedder's rows
+        if rows:
+            block = np.stack([np.frombuffer(bytes(r.vector), np.float32) for r in rows])
+            tools = [[str(t) for t in r.tools] for r in rows]
+            self._rows.append([int(r.id) for r in rows], block, tools)
+
+
+def _weighted(query: NDArray[np.float32]) -> NDArray[np.float32]:
+    """The last :data:`LOOKBACK` messages, latest at weight 1, each earlier one at half."""
+    recent = query[-LOOKBACK:]
+    weights = 0.5 ** np.arange(len(recent) - 1, -1, -1, dtype=np.float32)
+    return (recent * weights[:, None]).astype(np.float32)

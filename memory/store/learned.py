@@ -1,0 +1,208 @@
+"""The learned tables: a finished turn's update (inside the turn's transaction) and their reads.
+
+Decay without rewriting old rows: the learned turn with id ``i`` adds ``2 ** ((i - epoch) / h)``
+to each pair it teaches, where ``h`` is the half-life in learned turns. A weight read at id ``n``
+is worth ``weight * 2 ** (-(n - epoch) / h)`` today, so an update touches only the pairs of the
+tools it used (O(tools used)), ratios of weights are already decayed, and the weakest row is
+simply the smallest ``weight``. When the exponent nears float range the table is rescaled once
+and ``epoch`` (a ``tooltray_meta`` row, absent means 0) moves up.
+
+Bounds, enforced every few learned turns (at most 64, so a cap overshoots by under 2%):
+``learn_requests`` keeps the newest ``max_requests`` rows (a range delete by id), and
+``learn_pairs`` is counted and cut back to 90% of ``max_pairs`` by dropping the weakest rows.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, Table, delete, func, select, text, update
+
+from tooltray.memory.store.models import Base, utcnow
+from tooltray.memory.store.queries import upsert
+from tooltray.memory.store.records import Learning
+
+PAIRS: Table = Base.metadata.tables["learn_pairs"]
+REQUESTS: Table = Base.metadata.tables["learn_requests"]
+META: Table = Base.metadata.tables["tooltray_meta"]
+EPOCH_KEY = "learn_epoch"
+REBASE_AT = 512.0
+"""Exponent (in half-lives) at which every weight is rescaled; 2**512 is far from overflow."""
+PG_LOCK_KEY = 7_461_120_314
+"""Advisory lock: learning transactions share it, a rescale takes it alone (PostgreSQL)."""
+KEEP_SHARE = 0.9
+
+
+def learn_turn(conn: Connection, session_id: str, lesson: Learning) -> None:
+    """Teach what ``lesson`` says, once per (session, turn): a replayed turn teaches nothing."""
+    tools = sorted(set(lesson.tools))
+    if not tools:
+        return
+    row_id = _insert_request(conn, session_id, lesson, tools)
+    if row_id is None:
+        return
+    previous, epoch = _context(conn, session_id, lesson.turn)
+    epoch = _epoch_for(conn, row_id, epoch, lesson.half_life)
+    weight = 2.0 ** ((row_id - epoch) / lesson.half_life)
+    _add_pairs(conn, pairs(tools, previous), weight)
+    if row_id % _every(lesson.max_requests) == 0:
+        conn.execute(delete(REQUESTS).where(REQUESTS.c.id <= row_id - lesson.max_requests))
+    if row_id % _every(lesson.max_pairs) == 0:
+        evict_pairs(conn, lesson.max_pairs)
+
+
+def _every(cap: int) -> int:
+    """How many learned turns apart a bound is enforced: up to 64, so a cap overshoots by <2%."""
+    return max(1, min(64, cap // 64))
+
+
+def pairs(tools: list[str], previous: list[str]) -> list[tuple[str, str]]:
+    """(tool, mate) pairs one turn teaches: each tool with itself, same-turn mates both ways,
+    and previous-turn tools both ways (a token fetched one turn, used the next)."""
+    out: set[tuple[str, str]] = set()
+    for a in tools:
+        out.add((a, a))
+        out.update((a, b) for b in tools if b != a)
+        for b in previous:
+            if b not in tools:
+                out.update({(a, b), (b, a)})
+    return sorted(out)  # one lock order for every writer (no deadlocks on PostgreSQL)
+
+
+def _insert_request(
+    conn: Connection, session_id: str, lesson: Learning, tools: list[str]
+) -> int | None:
+    """Insert the turn's row; its id, or ``None`` when this turn was already learned."""
+    dim = len(lesson.vector) // 4 if lesson.vector is not None else None
+    values = {
+        "session_id": session_id,
+        "turn": lesson.turn,
+        "tools": tools,
+        "embedder_id": lesson.embedder_id,
+        "dim": dim,
+        "vector": lesson.vector,
+        "text": lesson.text,
+        "at": utcnow(),
+    }
+    stmt = upsert(conn, REQUESTS).values(**values)
+    stmt = stmt.on_conflict_do_nothing(index_elements=["session_id", "turn"])
+    if conn.dialect.name == "postgresql":
+        return conn.execute(stmt.returning(REQUESTS.c.id)).scalar()
+    result = conn.execute(stmt)
+    return int(result.lastrowid) if result.rowcount == 1 else None
+
+
+def _context(conn: Connection, session_id: str, turn: int) -> tuple[list[str], int]:
+    """The tools the session's previous turn taught, and the epoch, in one round trip."""
+    cols = REQUESTS.c
+    where = (cols.session_id == session_id) & (cols.turn == turn - 1)
+    previous = select(cols.tools).where(where).scalar_subquery()
+    row = conn.execute(select(previous, _epoch_query())).one()
+    found = json.loads(row[0]) if isinstance(row[0], str) else row[0]
+    return ([str(t) for t in found] if isinstance(found, list) else []), _as_epoch(row[1])
+
+
+def _epoch_query() -> Any:
+    return select(META.c.value).where(META.c.key == EPOCH_KEY).scalar_subquery()
+
+
+def _as_epoch(value: Any) -> int:
+    return int(value) if value is not None else 0
+
+
+def read_epoch(conn: Connection) -> int:
+    """The id the weights' scale counts from (0 until the first rescale)."""
+    return _as_epoch(conn.execute(select(_epoch_query())).scalar())
+
+
+def _epoch_for(conn: Connection, row_id: int, epoch: int, half_life: float) -> int:
+    """The epoch to add in (``epoch`` as read), rescaling first when the exponent got large.
+
+    On PostgreSQL a rescale must not interleave with another writer's increments (computed in
+    the old scale), hence the shared/exclusive advisory lock and the epoch read again under
+    it; SQLite writers are serial anyway.
+    """
+    pg = conn.dialect.name == "postgresql"
+    if (row_id - epoch) / half_life < REBASE_AT:
+        if pg:
+            conn.execute(text("SELECT pg_advisory_xact_lock_shared(:k)"), {"k": PG_LOCK_KEY})
+            epoch = read_epoch(conn)
+        return epoch
+    if pg:
+        conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": PG_LOCK_KEY})
+        epoch = read_epoch(conn)
+    if (row_id - epoch) / half_life >= REBASE_AT:
+        _rescale(conn, 2.0 ** (-(row_id - epoch) / half_life), row_id)
+        epoch = row_id
+    return epoch
+
+
+def _rescale(conn: Connection, factor: float, epoch: int) -> None:
+    conn.execute(update(PAIRS).values(weight=PAIRS.c.weight * factor))
+    stmt = upsert(conn, META).values(key=EPOCH_KEY, value=str(epoch))
+    conn.execute(stmt.on_conflict_do_update(index_elements=["key"], set_={"value": str(epoch)}))
+
+
+def _add_pairs(conn: Connection, taught: list[tuple[str, str]], weight: float) -> None:
+    rows = [{"tool": a, "mate": b, "weight": weight} for a, b in taught]
+    stmt = upsert(conn, PAIRS)
+    stmt = stmt.on_conflict_do_update(
+        index_elements=["tool", "mate"], set_={"weight": PAIRS.c.weight + stmt.excluded.weight}
+    )
+    conn.execute(stmt, rows)
+
+
+def evict_pairs(conn: Connection, cap: int) -> int:
+    """Cut ``learn_pairs`` back to 90% of ``cap`` by dropping the weakest rows; how many went."""
+    count = int(conn.execute(select(func.count()).select_from(PAIRS)).scalar_one())
+    if count <= cap:
+        return 0
+    keep = int(cap * KEEP_SHARE)
+    query = select(PAIRS.c.weight).order_by(PAIRS.c.weight.desc()).offset(keep).limit(1)
+    cut = conn.execute(query).scalar()
+    return int(conn.execute(delete(PAIRS).where(PAIRS.c.weight <= cut)).rowcount)
+
+
+def read_mates(conn: Connection, tools: list[str], min_share: float) -> list[Any]:
+    """Tuples ``(tool, mate, weight, own weight)`` of the given tools' mates.
+
+    Only mates whose weight is at least ``min_share`` of the tool's own come back: a hub tool
+    has hundreds of rare mates, and reading them all would cost more than the selection.
+    """
+    pair, own = PAIRS.alias("pair"), PAIRS.alias("own")
+    query = select(pair.c.tool, pair.c.mate, pair.c.weight, own.c.weight).join(
+        own, (own.c.tool == pair.c.tool) & (own.c.mate == pair.c.tool)
+    )
+    query = query.where(
+        pair.c.tool.in_(tools)
+        & (pair.c.mate != pair.c.tool)
+        & (pair.c.weight >= min_share * own.c.weight)
+    )
+    return [tuple(r) for r in conn.execute(query).all()]
+
+
+@dataclass(frozen=True)
+class Clock:
+    """Where the learned state stands: the newest and oldest learned ids, and the epoch."""
+
+    newest: int
+    oldest: int
+    epoch: int
+
+
+def read_clock(conn: Connection) -> Clock:
+    """The :class:`Clock` in one round trip (it is asked at every selection)."""
+    newest = select(func.max(REQUESTS.c.id)).scalar_subquery()  # apart: SQLite answers a lone
+    oldest = select(func.min(REQUESTS.c.id)).scalar_subquery()  # min or max from the index
+    row = conn.execute(select(newest, oldest, _epoch_query())).one()
+    return Clock(int(row[0] or 0), int(row[1] or 0), _as_epoch(row[2]))
+
+
+def read_requests(conn: Connection, after: int) -> list[Any]:
+    """Rows ``(id, tools, dim, vector)`` with a vector and an id above ``after``, oldest first."""
+    cols = REQUESTS.c
+    query = select(cols.id, cols.tools, cols.dim, cols.vector)
+    query = query.where((cols.id > after) & cols.vector.is_not(None)).order_by(cols.id)
+    return list(conn.execute(query).all())

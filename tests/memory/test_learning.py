@@ -1,0 +1,143 @@
+"""Learning through the trinket: what a turn teaches, what never teaches, and ``learn = "off"``."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+from sqlalchemy import text
+
+from tooltray.memory.core.signals import NoSignals
+from tooltray.memory.core.trinket import ToolLoaderTrinket
+from tooltray.memory.learning import StoreSignals
+from tooltray.memory.store import Store
+
+from .conftest import MakeTrinket, finish_turn, user
+
+TRIP = "Find me flights from Boston to Lisbon on Nov 10 and a hotel there under 180 a night."
+AGENDA = "Put the flight in my calendar and email Dana the itinerary."
+CODE = "The parse_range test is failing: read src/dates.py and fix the off-by-one bug."
+SCRIPT = [
+    (TRIP, ["travel_search_flights", "travel_search_hotels"]),
+    (AGENDA, ["calendar_create_event", "email_send"]),
+    (CODE, ["files_read", "files_edit"]),
+]
+LEARNED = ("learn_pairs", "learn_requests")
+
+
+def rows(url: str, sql: str, **params: Any) -> list[tuple[Any, ...]]:
+    store = Store(url)
+    try:
+        with store.engine.connect() as conn:
+            return [tuple(r) for r in conn.execute(text(sql), params)]
+    finally:
+        store.close()
+
+
+def as_list(value: Any) -> list[str]:
+    """A JSON column read by raw SQL: a list on PostgreSQL, its text on SQLite."""
+    return list(json.loads(value) if isinstance(value, str) else value)
+
+
+def play(trinket: ToolLoaderTrinket, sid: str) -> list[tuple[list[str], str]]:
+    """The scripted conversation; what each turn exposed (loaded set, prefix hash)."""
+    messages: list[dict[str, str]] = []
+    seen = []
+    for turn, (message, used) in enumerate(SCRIPT, start=1):
+        messages.append(user(message))
+        view = trinket.prepare(sid, messages)
+        seen.append((list(view.loaded), view.prefix_hash))
+        finish_turn(sid, turn, used)
+        messages.append({"role": "assistant", "content": "done"})
+    return seen
+
+
+def stored(url: str, sid: str) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of one session, timestamps left out (they differ run to run)."""
+    p = {"s": sid}
+    return {
+        "sessions": rows(url, "SELECT turn, status, meta FROM sessions WHERE id = :s", **p),
+        "loaded": rows(
+            url,
+            "SELECT name, position, loaded_turn, last_used_turn, source, score, fallback "
+            "FROM loaded_tools WHERE session_id = :s ORDER BY position",
+            **p,
+        ),
+        "history": rows(
+            url,
+            "SELECT turn, kind, tool, source, score, detail FROM history "
+            "WHERE session_id = :s ORDER BY id",
+            **p,
+        ),
+        "turns": rows(
+            url,
+            "SELECT turn, prefix_hash, tool_tokens, loaded_count, eager_tokens FROM turns "
+            "WHERE session_id = :s ORDER BY turn",
+            **p,
+        ),
+    }
+
+
+def test_turn_end_learns_the_used_tools_and_the_message_vector(
+    make_trinket: MakeTrinket, db_url: str
+) -> None:
+    trinket = make_trinket()
+    trinket.prepare("s", [user(TRIP)])
+    finish_turn("s", 1, ["travel_search_hotels", "travel_search_flights"])
+    found = rows(db_url, "SELECT session_id, turn, tools, dim, vector, text FROM learn_requests")
+    assert len(found) == 1
+    sid, turn, tools, dim, vector, kept = found[0]
+    assert (sid, turn, kept, dim) == ("s", 1, None, 384)
+    assert as_list(tools) == ["travel_search_flights", "travel_search_hotels"]
+    mine = np.frombuffer(bytes(vector), np.float32)
+    fresh = trinket.planner.retriever().embedder.embed([TRIP], "query")[0]
+    assert abs(float(np.linalg.norm(mine)) - 1.0) < 1e-4
+    assert float(mine @ fresh) > 0.99
+    assert isinstance(trinket.signals, StoreSignals)
+    assert trinket.signals.companions(["travel_search_flights"]) == {
+        "travel_search_hotels": trinket.signals.companions(["travel_search_flights"])[
+            "travel_search_hotels"
+        ]
+    }
+    votes = trinket.signals.past_requests(np.asarray([fresh], np.float32))
+    assert votes.keys() == {"travel_search_flights", "travel_search_hotels"}
+
+
+def test_learn_keep_text_keeps_the_message(make_trinket: MakeTrinket, db_url: str) -> None:
+    trinket = make_trinket(learn_keep_text=True)
+    trinket.prepare("k", [user(CODE)])
+    finish_turn("k", 1, ["files_read"])
+    assert rows(db_url, "SELECT text FROM learn_requests") == [(CODE,)]
+
+
+def test_denied_refused_meta_and_fallback_loads_never_teach(
+    make_trinket: MakeTrinket, db_url: str
+) -> None:
+    trinket = make_trinket(deny=["email_send"])
+    trinket.prepare("d", [user(AGENDA)])
+    trinket.handle_meta("d", "fallback", {})
+    trinket.refuse("d", "not_a_tool", "unknown")
+    finish_turn("d", 1, ["email_send", "load_tools", "not_a_tool"])
+    assert rows(db_url, "SELECT COUNT(*) FROM learn_requests") == [(0,)]
+    assert rows(db_url, "SELECT COUNT(*) FROM learn_pairs") == [(0,)]
+    trinket.prepare("d", [user(AGENDA), user("And add it to my calendar.")])
+    finish_turn("d", 2, ["calendar_create_event", "email_send"])
+    found = rows(db_url, "SELECT tools FROM learn_requests")
+    assert [as_list(t) for (t,) in found] == [["calendar_create_event"]]
+    mates = rows(db_url, "SELECT DISTINCT tool FROM learn_pairs UNION SELECT mate FROM learn_pairs")
+    assert {m for (m,) in mates} == {"calendar_create_event"}
+
+
+def test_learn_off_is_byte_identical_to_no_learning(make_trinket: MakeTrinket, db_url: str) -> None:
+    on = make_trinket()
+    seen_on = play(on, "conv")
+    on.close()
+    learned = {t: rows(db_url, f"SELECT * FROM {t} ORDER BY 1, 2") for t in LEARNED}
+    assert learned["learn_requests"] and learned["learn_pairs"]
+    off = make_trinket(learn="off")
+    assert isinstance(off.signals, NoSignals)
+    seen_off = play(off, "conv-off")
+    assert seen_off == seen_on
+    assert stored(db_url, "conv-off") == stored(db_url, "conv")
+    assert {t: rows(db_url, f"SELECT * FROM {t} ORDER BY 1, 2") for t in LEARNED} == learned
