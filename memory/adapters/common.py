@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from tooltray.events import payloads as p
 from tooltray.events import signals as sig
-from tooltray.memory.agent.calls import as_text, decode_arguments, schema_problems
+from tooltray.memory.agent.calls import as_text, schema_problems
+from tooltray.tools.arguments import decode_arguments
 from tooltray.tools.errors import ToolNotAllowedError, TooltrayError, UnknownToolError
 from tooltray.tools.render import render_line
 
@@ -48,7 +49,8 @@ def emit_completed(session_id: str, turn: int) -> None:
 
 def run_meta(trinket: ToolLoaderTrinket, session_id: str, name: str, raw: Any) -> str:
     """Run a meta-tool call; a failure becomes text for the model, so the run goes on."""
-    arguments, problem = decode_arguments(raw)
+    decoded = decode_arguments(raw)
+    arguments, problem = decoded.value, decoded.problem
     try:
         return trinket.handle_meta(session_id, name, arguments if problem is None else raw)
     except TooltrayError as exc:
@@ -68,7 +70,8 @@ async def run_registry_tool(
         spec = trinket.registry.resolve(name)
     except (UnknownToolError, ToolNotAllowedError) as exc:
         return f"Error: tool {name!r} cannot run here: {exc}", False
-    arguments, problem = decode_arguments(raw)
+    decoded = decode_arguments(raw)
+    arguments, problem = decoded.value, decoded.problem
     if problem is None:
         problem = "; ".join(schema_problems(spec, arguments)) or None
     if problem is not None:

@@ -173,7 +173,7 @@ def _mcp_sources(
 
 def _start(source: MCPSource, command: str, registry: ToolRegistry, replace: bool) -> None:
     """Start one server and register its tools; every failure is one line that says what to do."""
-    from tooltray.tools.sources.mcp import MCPSourceError
+    from tooltray.tools.errors import MCPSourceError
 
     quiet = logging.getLogger("mcp")  # the SDK logs a traceback per unparsable line
     level, quiet.level = quiet.level, logging.CRITICAL

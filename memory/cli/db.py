@@ -128,6 +128,11 @@ def db_current(db: str | None, fmt: str) -> None:
 @DB_OPTION
 def db_prune(before: datetime, db: str | None) -> None:
     """Drop old raw history (history and turns rows); what was learned and the sessions stay."""
+    from tooltray.memory.learning.prune import prune_history
+    from tooltray.memory.store import Store, resolve_url
+    from tooltray.memory.store.probe import display_url, probe
+    from tooltray.tools.errors import StoreError
+
     url = resolve_url(db)
     if probe(url).kind == "empty":
         raise StoreError(f"no tooltray database at {display_url(url)}: check --db / TOOLTRAY_DB")

@@ -170,7 +170,7 @@ class Planner:
         """Initial selection (start/resume) or growth (later turns, append-only)."""
         if initial and self.all_fit():
             names = [s.name for s in self.registry.allowed()]
-            return Plan(MODE_ALL, [Candidate(n, MODE_ALL) for n in names if not state.is_loaded(n)])
+            return Plan(MODE_ALL, [Candidate(n, "all") for n in names if not state.is_loaded(n)])
         if state.selection_mode == MODE_ALL and not initial:
             return Plan(MODE_ALL)
         if initial:

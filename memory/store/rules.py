@@ -14,6 +14,7 @@ from datetime import datetime, timezone
 
 from tooltray.memory.store.records import (
     Changes,
+    EventKind,
     HistoryEvent,
     LoadedTool,
     SessionMeta,
@@ -87,7 +88,7 @@ def history_rows(before: SessionSnapshot, changes: Changes) -> list[HistoryEvent
         was_fallback = loaded.get(load.name)
         if was_fallback is None or (was_fallback and not load.fallback):
             loaded[load.name] = load.fallback
-            kind = "fallback" if load.fallback else "loaded"
+            kind: EventKind = "fallback" if load.fallback else "loaded"
             rows.append(HistoryEvent(sid, load.turn, kind, load.name, load.source, load.score))
     rows += [HistoryEvent(sid, use.turn, "used", tool=use.name) for use in changes.uses]
     return rows + [replace(e, session_id=sid) for e in changes.events]
