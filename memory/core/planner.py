@@ -15,6 +15,7 @@ from tooltray.memory.config import Settings
 from tooltray.memory.core.prompt import bundle_menu, render_native
 from tooltray.memory.core.selection import Candidate, Caps, admit, order_candidates
 from tooltray.memory.core.session import SessionState
+from tooltray.memory.core.signals import NoSignals, SelectionSignals
 from tooltray.memory.core.skills import SkillLibrary, load_skills
 from tooltray.memory.retrieval.adapter import (
     Progress,
@@ -59,12 +60,20 @@ class Planner:
         registry: the tools; only allowed ones are ever proposed.
         settings: caps, growth policy, activation threshold, embedder and skills folder.
         store: where tool-doc embeddings are cached (``None``: in memory only).
+        signals: what was learned from past sessions (default: nothing, a cold start).
     """
 
-    def __init__(self, registry: ToolRegistry, settings: Settings, store: Store | None = None):
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        settings: Settings,
+        store: Store | None = None,
+        signals: SelectionSignals | None = None,
+    ):
         self.registry = registry
         self.settings = settings
         self.store = store
+        self.signals: SelectionSignals = signals if signals is not None else NoSignals()
         self._catalog: _Catalog | None = None
 
     def catalog(self) -> _Catalog:
