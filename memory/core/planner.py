@@ -160,8 +160,11 @@ class Planner:
             cands = order_candidates(self._core(), self._skill_tools(users), self._picks(users))
         elif self.settings.growth == "every_turn":
             cands = self._picks(users)
-        else:
+        elif self.settings.selection == "message":
             cands = self.retriever().strong(users)
+        else:
+            loaded = [t.name for t in state.snapshot.loaded]
+            cands = self.retriever().conversation_growth(users, self.signals, loaded)
         caps = Caps(self.settings.max_tools, self.settings.token_budget)
         cands = [c for c in cands if self.registry.is_allowed(c.name)]
         return Plan(MODE_SELECTED, admit(cands, self.catalog().tokens, caps, state.snapshot.loaded))
@@ -172,7 +175,11 @@ class Planner:
         return list(dict.fromkeys(pinned + extra))
 
     def _picks(self, users: Sequence[str]) -> list[Candidate]:
-        return self.retriever().picks(users) if users else []
+        if not users:
+            return []
+        if self.settings.selection == "message":
+            return self.retriever().picks(users)
+        return self.retriever().conversation_picks(users, self.signals)
 
     def _skill_tools(self, users: Sequence[str]) -> list[str]:
         library = self.skills()

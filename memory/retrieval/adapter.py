@@ -22,10 +22,14 @@ from tooltray.memory.config import Settings
 from tooltray.memory.core.selection import Candidate
 from tooltray.memory.embedders import CachedEmbedder, OpenAIEmbedder, default_embedder
 from tooltray.memory.retrieval import Query, ToolIndex, build_query, doc_text
+from tooltray.memory.retrieval import conversation as conv
+from tooltray.memory.retrieval.picks import mates, over_bar, sentence_best
+from tooltray.memory.retrieval.scoring import Scored
 from tooltray.tools.errors import EmbedderError
 from tooltray.tools.spec import ToolSpec
 
 if TYPE_CHECKING:
+    from tooltray.memory.core.signals import SelectionSignals
     from tooltray.memory.core.skills import Skill, SkillLibrary
     from tooltray.memory.store import Store
 
@@ -33,6 +37,9 @@ Progress = Callable[[int, int], None]
 SEARCH_K = 5
 STRONG_K = 2
 GROWTH_BAR = 2.5
+COMPANION_MIN = 0.3
+PULL_RATIO = 0.5  # 0.8 tried: apibank first-pass 0.667 -> 0.533 (quick), bfcl unchanged
+CACHE_MAX = 512
 
 
 class Retriever(Protocol):
@@ -49,6 +56,14 @@ class Retriever(Protocol):
     def lexical(self, query: str) -> list[Candidate]: ...
 
     def recall_skills(self, library: SkillLibrary, goal: str) -> list[Skill]: ...
+
+    def conversation_picks(
+        self, users: Sequence[str], signals: SelectionSignals
+    ) -> list[Candidate]: ...
+
+    def conversation_growth(
+        self, users: Sequence[str], signals: SelectionSignals, loaded: Sequence[str]
+    ) -> list[Candidate]: ...
 
 
 def _source(hit: Any) -> str:
@@ -68,6 +83,7 @@ class IndexRetriever:
         self.embedder = embedder
         self.settings = settings
         self._docs: Any = getattr(index, "doc_vectors", None)
+        self._messages: dict[str, tuple[conv.MessageScores, Scored, Any]] = {}
 
     def _query(self, users: Sequence[str]) -> Query:
         return build_query(list(users), mode=self.settings.query_mode)
@@ -124,6 +140,88 @@ class IndexRetriever:
         if not self._revive():
             return []
         return library.recall_skill(goal, np.asarray(self.index.doc_vectors))
+
+    # ----- the conversation as a whole (see :mod:`tooltray.memory.retrieval.conversation`) -----
+
+    def _message(self, text: str) -> tuple[conv.MessageScores, Scored, Any]:
+        """One user message's scores and whole-message vector (cached by text)."""
+        if text in self._messages and self.index.doc_vectors is not None:
+            return self._messages[text]
+        query = Query(text)
+        vectors = self._vector(query)
+        scored, _ = self.index.score(query, "hybrid", vectors)
+        whole = None if vectors is None else np.asarray(vectors, np.float32)[0]
+        out = (conv.MessageScores(self.index.bundles.lift(scored.fused)), scored, whole)
+        if len(self._messages) >= CACHE_MAX:
+            self._messages.clear()
+        self._messages[text] = out
+        return out
+
+    def _conversation(self, users: Sequence[str], signals: SelectionSignals) -> tuple[Any, ...]:
+        """Per-message scores of the latest messages, the conversation score, current scores."""
+        texts = [u for u in users if u and u.strip()][-conv.MAX_MESSAGES :]
+        parts = [self._message(t) for t in texts]
+        messages = [p[0] for p in parts]
+        vectors = [p[2] for p in parts if p[2] is not None]
+        votes = None
+        if vectors:
+            stack = np.vstack(vectors).astype(np.float32)
+            stack /= np.maximum(np.linalg.norm(stack, axis=1, keepdims=True), 1e-12)
+            learned = signals.past_requests(stack)
+            votes = conv.vote_row(learned, self.index.position, len(self.index.names))
+        return messages, conv.combine(messages, votes), parts[-1][1], texts[-1]
+
+    def _companions(
+        self, signals: SelectionSignals, names: list[str], top: float, have: set[str]
+    ) -> list[Candidate]:
+        learned = signals.companions(names) if names else {}
+        ranked = sorted(learned.items(), key=lambda kv: -kv[1])
+        return [
+            Candidate(n, "bundle", v * top)
+            for n, v in ranked
+            if v >= COMPANION_MIN and n in self.index.position and n not in have
+        ]
+
+    def conversation_picks(
+        self, users: Sequence[str], signals: SelectionSignals
+    ) -> list[Candidate]:
+        """What to load at a session boundary from the whole conversation.
+
+        The calibrated bar over the conversation score, each sentence of the current message's
+        best tools, then the learned companions of strong picks (bundle-mates without history).
+        """
+        if not [u for u in users if u and u.strip()]:
+            return []
+        _, final, current, text = self._conversation(users, signals)
+        k, idx = self.settings.max_tools, self.index
+        main = over_bar(idx.ties.top(final, k, text), final)
+        if not main or k < 1:
+            return []
+        extra = sentence_best(current.sentences, final, idx.ties, text, main)[: k // 2]
+        chosen = main[: k - len(extra)] + extra
+        top = float(final[main[0]])
+        out = [Candidate(idx.names[i], "semantic", float(final[i])) for i in chosen]
+        strong = [idx.names[i] for i in chosen if final[i] >= 0.5 * top]
+        learned = self._companions(signals, strong, top, {c.name for c in out})
+        if learned:
+            return out + learned[: k - len(out)]
+        pullers = [i for i in chosen if final[i] >= PULL_RATIO * top]
+        pulled = mates(pullers, final, idx.bundles)[: k - len(chosen)]
+        return out + [Candidate(idx.names[i], "bundle", float(final[i])) for i in pulled]
+
+    def conversation_growth(
+        self, users: Sequence[str], signals: SelectionSignals, loaded: Sequence[str]
+    ) -> list[Candidate]:
+        """What a later turn may append: the conversation's strongest tools not loaded yet."""
+        if not [u for u in users if u and u.strip()]:
+            return []
+        messages, final, _, _ = self._conversation(users, signals)
+        have = [self.index.position[n] for n in loaded if n in self.index.position]
+        grown = conv.growth(final, conv.evidence(messages), have)
+        out = [Candidate(self.index.names[i], "semantic", float(final[i])) for i in grown]
+        top = max((c.score or 0.0 for c in out), default=0.0)
+        taken = set(loaded) | {c.name for c in out}
+        return out + self._companions(signals, [c.name for c in out], top, taken)
 
 
 def _candidates(hits: Sequence[Any]) -> list[Candidate]:
