@@ -46,6 +46,7 @@ from rich.table import Table  # noqa: E402
 
 from tooltray.events import ToolUsed, TurnCompleted, emit, tool_used, turn_completed  # noqa: E402
 from tooltray.memory.config import Settings  # noqa: E402
+from tooltray.memory.core.planner import Planner  # noqa: E402
 from tooltray.memory.core.prompt import NATIVE_PATHS  # noqa: E402
 from tooltray.memory.core.trinket import ToolLoaderTrinket  # noqa: E402
 from tooltray.memory.eval.recall import evaluate_store  # noqa: E402
@@ -162,13 +163,18 @@ def run_turn(
     )
 
 
+ORACLE: dict[str, Any] = {}  # bench-only: ``--oracle`` sets "signals" per measured fold
+
+
 @contextmanager
 def open_trinket(
     registry: ToolRegistry, url: str, settings: dict[str, Any]
 ) -> Iterator[ToolLoaderTrinket]:
     """A trinket over a new Store on ``url``; closed (signals and pool) on exit."""
     store = Store(url)
-    trinket = ToolLoaderTrinket(registry, store, settings=Settings(db=url, **settings))
+    full = Settings(db=url, **settings)
+    planner = Planner(registry, full, store, ORACLE.get("signals"))
+    trinket = ToolLoaderTrinket(registry, store, settings=full, planner=planner)
     try:
         yield trinket
     finally:
@@ -304,6 +310,22 @@ def replay_past_split(stores: Stores, convs: Sequence[Conversation], k: int) -> 
     for i, part in enumerate(parts):
         past = [c for j, p in enumerate(parts) if j != i for c in p]
         out += stores.measure_each(part, stores.with_history(past))
+    order = {c.id: i for i, c in enumerate(convs)}
+    return sorted(out, key=lambda r: (order[r.conv], r.index))
+
+
+def replay_oracle(stores: Stores, convs: Sequence[Conversation], k: int) -> list[TurnResult]:
+    """Each fold measured with an oracle co-use table from the other folds' gold (no store)."""
+    from oracle import OracleSignals
+
+    out: list[TurnResult] = []
+    parts = folds(convs, k)
+    for i, part in enumerate(parts):
+        ORACLE["signals"] = OracleSignals([c for j, p in enumerate(parts) if j != i for c in p])
+        try:
+            out += stores.measure_each(part, stores.template)
+        finally:
+            ORACLE.clear()
     order = {c.id: i for i, c in enumerate(convs)}
     return sorted(out, key=lambda r: (order[r.conv], r.index))
 
@@ -518,8 +540,11 @@ def run_corpus(
         (folder / corpus).mkdir(exist_ok=True)
         stores = Stores(folder / corpus, registry, settings)
         menu = stores.menu_tokens
-        histories = ["none"] + ["past-split"] * opts.past_split + ["past"] * bool(past)
-        for history in histories + ["online"] * opts.online:
+        histories = (
+            ["none"] * (not opts.no_cold) + ["past-split"] * opts.past_split + ["past"] * bool(past)
+        )
+        histories += ["oracle"] * opts.oracle + ["online"] * opts.online
+        for history in histories:
             start = time.perf_counter()
             results = play(history, stores, convs, past, opts.folds)
             runs[f"{corpus}/{path}/{history}"] = _result(
@@ -546,6 +571,8 @@ def play(
         return stores.measure_each(convs, stores.with_history(past))
     if history == "online":
         return replay_online(stores, convs)
+    if history == "oracle":
+        return replay_oracle(stores, convs, k)
     return stores.measure_each(convs, stores.template)
 
 
@@ -573,6 +600,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--past-split", action="store_true", help="history = the other folds")
     parser.add_argument("--folds", type=int, default=2)
     parser.add_argument("--online", action="store_true", help="history grows; learning curve")
+    parser.add_argument("--no-cold", action="store_true", help="skip the no-history run")
+    parser.add_argument("--oracle", action="store_true", help="oracle co-use companions")
     parser.add_argument("--window", type=int, default=20, help="rolling window of the curve")
     parser.add_argument("--sample", type=int, default=0, help="every n-th conversation")
     parser.add_argument("--path", dest="paths", action="append", choices=PATHS)

@@ -215,9 +215,10 @@ class IndexRetriever:
         """What a later turn may append: the conversation's strongest tools not loaded yet."""
         if not [u for u in users if u and u.strip()]:
             return []
-        messages, final, _, _ = self._conversation(users, signals)
+        messages, final, current, _ = self._conversation(users, signals)
         have = [self.index.position[n] for n in loaded if n in self.index.position]
-        grown = conv.growth(final, conv.evidence(messages), have)
+        backed = conv.support(current.lexical_z, current.dense_z, self.index.dense_ready)
+        grown = conv.growth(final, conv.evidence(messages), have, backed)
         out = [Candidate(self.index.names[i], "semantic", float(final[i])) for i in grown]
         top = max((c.score or 0.0 for c in out), default=0.0)
         taken = set(loaded) | {c.name for c in out}

@@ -10,9 +10,10 @@ matches anything (its best fused z below ``FOLLOW_UP_TOP``), not by its word cou
 age the context: after "request, follow-up, follow-up" the request still weighs 1.
 
 Growth (later turns, append-only) adds the strongest tools of the conversation score not loaded
-yet, with no need for both retrievers to agree; evidence that accumulates over several messages
-counts (``EVIDENCE_SHARE`` x the weighted sum of positive message scores). Learned past-request
-votes join as a third calibrated retriever (z over the catalog, ``PAST_WEIGHT``).
+yet that the current message supports (both retrievers z >= 1, where the old rule needed 2.5
+from both on the current message alone); evidence accumulated over several messages counts
+(``EVIDENCE_SHARE`` x the weighted sum of positive message scores). Learned past-request votes
+join as a third calibrated retriever (z over the catalog, ``PAST_WEIGHT``).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ PAST_WEIGHT = 0.5
 GROW_BAR = 2.5
 GROW_RATIO = 0.8
 GROW_K = 3
+GROW_SUPPORT = 1.0
 Row = NDArray[np.float64]
 
 
@@ -86,9 +88,24 @@ def vote_row(votes: Mapping[str, float], position: Mapping[str, int], n: int) ->
     return row if np.any(row > 0) else None
 
 
-def growth(score: Row, extra: Row, loaded: Sequence[int]) -> list[int]:
-    """Tools a later turn may append: strong on the conversation score, not loaded, at most 3."""
+def support(lexical_z: Row, dense_z: Row, dense: bool) -> Row:
+    """How much the current message alone backs each tool: the weaker retriever's z-score.
+
+    One rare word can put a tool many lexical deviations out ("next" -> "stage files for the
+    next commit"); the dense side must see it too. Without dense scores, the lexical z.
+    """
+    return np.minimum(lexical_z, dense_z) if dense else lexical_z
+
+
+def growth(score: Row, extra: Row, loaded: Sequence[int], current: Row | None = None) -> list[int]:
+    """Tools a later turn may append: strong on the conversation score, not loaded, at most 3.
+
+    The current message must lend a tool some support (``GROW_SUPPORT``): a bare "next" never
+    re-adds what an earlier request matched but the initial selection left out.
+    """
     grow = np.maximum(score, extra)
+    if current is not None:
+        grow = np.where(current >= GROW_SUPPORT, grow, -np.inf)
     top = float(np.max(grow[np.isfinite(grow)])) if np.isfinite(grow).any() else 0.0
     line = max(GROW_BAR, GROW_RATIO * top)
     have = set(loaded)

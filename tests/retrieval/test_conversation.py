@@ -42,3 +42,9 @@ def test_growth_takes_strong_unloaded_tools_and_accumulated_evidence() -> None:
     single = conv.combine(twice)
     assert conv.growth(single, np.zeros(4), loaded=[]) == []
     assert conv.growth(single, conv.evidence(twice), loaded=[]) == [2]
+
+
+def test_growth_needs_support_from_the_current_message() -> None:
+    score = np.array([6.0, 5.5, 1.0])
+    assert conv.growth(score, np.zeros(3), loaded=[0], current=np.array([0.0, 0.5, 0.0])) == []
+    assert conv.growth(score, np.zeros(3), loaded=[0], current=np.array([0.0, 1.5, 0.0])) == [1]
