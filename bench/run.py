@@ -38,12 +38,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="corpus folder(s) root")
     parser.add_argument("--out", type=Path, default=HERE / "out")
     parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
-    args = parser.parse_args(argv)
+    known, _ = parser.parse_known_args(argv)
     sys.path.insert(0, str(HERE))
-    module = importlib.import_module(SUITES[args.suite])
+    module = importlib.import_module(SUITES[known.suite])
+    if hasattr(module, "add_arguments"):  # a suite with its own flags (e.g. session --corpus)
+        module.add_arguments(parser)
+    args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
-    result = module.run(args.data, args.out, quick=args.quick)
+    if hasattr(module, "run_args"):
+        result = module.run_args(args.data, args.out, args)
+    else:
+        result = module.run(args.data, args.out, quick=args.quick)
     result = {"suite": args.suite, "seconds": round(time.perf_counter() - start, 1), **result}
     path = args.out / f"{args.suite}.json"
     path.write_text(json.dumps(result, indent=2, default=str) + "\n", encoding="utf-8")

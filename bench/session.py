@@ -1,76 +1,73 @@
-"""Suite ``session``: replay multi-turn conversations through the real trinket, store and embedder.
+"""Suite ``session``: replay multi-turn corpora through the real trinket, store and embedder.
 
-``python bench/run.py session [--data DIR] [--out DIR] [--quick]`` (or ``python bench/session.py``
-with the same flags). For every conversation of ``bfcl_multiturn/queries.dev.jsonl`` (ids
-``multi_turn_base_<conv>_t<turn>``; ``gold`` = the tools called in that turn) and for the demo
-script, turn by turn:
+``python bench/run.py session [--data DIR] [--corpus NAME ...] [--past DIR] [--past-split]
+[--online] [--quick]``. Any corpus in the shared format (:mod:`corpora`) replays, turn by turn:
 
-1. ``view = trinket.prepare(session, messages)`` (earlier user messages with assistant
-   placeholders, then the current one): *first-pass recall* = every gold tool is in the view;
-2. a simulated model calls each gold tool. Native path (``openai``): a tool not offered makes
-   it call ``load_tools`` with the name (an escape), then the agent prepares again. Text path:
-   the unlisted call simply runs (the registry is whole) and the trinket auto-loads it (an
-   escape). *Recall after recovery* = every gold tool was callable when it was called. Each call
-   emits ``tool-used``, then ``turn-completed`` closes the turn; the agent prepares again after
+1. ``view = trinket.prepare(session, messages)`` (the turn's earlier user messages with assistant
+   placeholders, then its own): *first-pass recall* = every gold tool is in the view;
+2. a simulated model calls each gold tool. It sees only the prompt rendered for it, so a tool not
+   offered is recovered without its name: ``load_tools`` with the user's request as the query,
+   then (native path) the bundle the menu lists for it, then ``fallback``; each call is an
+   *escape*. *Recall after recovery* = every gold tool was callable when it was called. Each call
+   emits ``tool-used``, ``turn-completed`` closes the turn, and the agent prepares again after
    every call (a real loop calls ``prepare`` before every model request);
-3. tool tokens of the turn's first view against eager, and the prefix hash at the turn's start.
+3. tool tokens of the turn's first view (plus the bundle menu) against eager, and the prefix hash
+   at the turn's start and at every prepare (mid-turn changes).
 
-``--restart`` variants must give identical per-turn results: a brand-new Store + trinket for
-every turn over the same file (all conversations), and one subprocess per turn index that runs
-that turn of every conversation (``--subprocess-sample`` conversations; all by default).
-The recall is cross-checked against ``tooltray eval recall``'s reading of the stored history.
+History: ``none`` replays every conversation on a fresh copy of a store that holds only the
+catalog's embeddings; ``past-split`` measures each fold of conversations on a store holding the
+replayed history of the other folds; ``past`` (``--past DIR``) on the history of another folder;
+``online`` replays every conversation in order on one growing store and plots the learning curve.
+``context_window`` is 8192 so small catalogs are not loaded whole. ``--restart`` adds the
+restart-equality variants (a fresh Store + trinket per turn; one subprocess per turn index).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-from rich.table import Table
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from tooltray.events import ToolUsed, TurnCompleted, emit, tool_used, turn_completed
-from tooltray.memory.config import Settings
-from tooltray.memory.core.trinket import ToolLoaderTrinket
-from tooltray.memory.eval.recall import evaluate_store
-from tooltray.memory.metatools.specs import LOAD_TOOLS, META_TOOL_NAMES
-from tooltray.memory.store import Store
-from tooltray.tools.demo import demo_registry, demo_script
-from tooltray.tools.importers.catalog import read_catalog
-from tooltray.tools.registry import ToolRegistry
-from tooltray.tools.render import NATIVE_PATHS
-from tooltray.tools.tokens import count_tokens
+from corpora import Conversation, Turn, load_conversations, load_registry, messages_for  # noqa: E402
+from rich.console import Console  # noqa: E402
+from rich.table import Table  # noqa: E402
+
+from tooltray.events import ToolUsed, TurnCompleted, emit, tool_used, turn_completed  # noqa: E402
+from tooltray.memory.config import Settings  # noqa: E402
+from tooltray.memory.core.planner import Planner  # noqa: E402
+from tooltray.memory.core.trinket import ToolLoaderTrinket  # noqa: E402
+from tooltray.memory.eval.recall import evaluate_store  # noqa: E402
+from tooltray.memory.metatools.specs import FALLBACK, LOAD_TOOLS  # noqa: E402
+from tooltray.memory.store import Store  # noqa: E402
+from tooltray.tools.registry import ToolRegistry  # noqa: E402
+from tooltray.tools.render import NATIVE_PATHS  # noqa: E402
+from tooltray.tools.tokens import count_tokens  # noqa: E402
 
 HERE = Path(__file__).resolve()
 DEFAULT_DATA = HERE.parents[2] / "shared" / "data"
-CORPUS = "bfcl_multiturn"
+CORPORA = ("bfcl_multiturn", "apibank")
 PATHS = ("openai", "text")
-PLACEHOLDER = "(done)"
+CONTEXT_WINDOW = 8192
+QUICK_CONVERSATIONS = 12
 TARGETS = {
     "recall_after_recovery": 1.0,
-    "first_pass_recall": 0.95,
-    "escape_rate_per_turn": 0.1,
-    "tool_token_ratio": 0.10,
-    "prefix_changes_per_session": 1.0,
+    "first_pass_recall": 0.90,
+    "escape_rate_per_turn": 0.15,
+    "tool_token_ratio_with_menu": 0.12,
+    "prefix_changes_incl_midturn_per_session": 1.0,
 }
-
-
-@dataclass(frozen=True)
-class Conversation:
-    """One conversation: its id and, per turn, the user message and the gold tool names."""
-
-    id: str
-    turns: tuple[tuple[str, tuple[str, ...]], ...]
 
 
 @dataclass
@@ -90,81 +87,59 @@ class TurnResult:
     loaded_start: list[str]
     loaded_end: list[str]
     prefixes: list[str] = field(default_factory=list)
-
-
-# ----- data ----------------------------------------------------------------------------------
-
-
-def bfcl_registry(data: Path) -> tuple[ToolRegistry, dict[str, str]]:
-    """The bfcl_multiturn registry (group = bundle) and original -> registered names."""
-    path = data / CORPUS / "tools.jsonl"
-    catalog = read_catalog(path, sanitize=True, source=CORPUS)
-    back = {orig: new for new, orig in catalog.renamed.items()}
-    return ToolRegistry.from_catalog(path, sanitize=True), back
-
-
-def load_conversations(data: Path, names: dict[str, str] | None = None) -> list[Conversation]:
-    """The dev conversations in id order, turns in order (gold names mapped to registered ones)."""
-    names = names or {}
-    by_conv: dict[str, dict[int, tuple[str, tuple[str, ...]]]] = {}
-    for line in (data / CORPUS / "queries.dev.jsonl").read_text("utf-8").splitlines():
-        if not line.strip():
-            continue
-        row = json.loads(line)
-        conv, turn = row["id"].rsplit("_t", 1)
-        gold = tuple(names.get(g, g) for g in row["gold"])
-        by_conv.setdefault(conv, {})[int(turn)] = (row["query"], gold)
-    out = []
-    for conv in sorted(by_conv, key=lambda c: int(c.rsplit("_", 1)[1])):
-        turns = by_conv[conv]
-        if sorted(turns) != list(range(len(turns))):
-            raise ValueError(f"{conv}: turns {sorted(turns)} are not contiguous from 0")
-        out.append(Conversation(conv, tuple(turns[k] for k in range(len(turns)))))
-    return out
-
-
-def demo_conversation() -> Conversation:
-    """The demo script as one conversation; meta-tool calls are dropped from gold (the
-    simulated model recovers with ``load_tools`` by name, like on every other turn)."""
-    turns = []
-    for t in demo_script():
-        gold = tuple(c["name"] for c in t["calls"] if c["name"] not in META_TOOL_NAMES)
-        turns.append((str(t["user"]), gold))
-    return Conversation("demo", tuple(turns))
-
-
-def messages_for(conv: Conversation, index: int) -> list[dict[str, str]]:
-    """Earlier user messages with assistant placeholders, then the current user message."""
-    out: list[dict[str, str]] = []
-    for query, _ in conv.turns[:index]:
-        out += [{"role": "user", "content": query}, {"role": "assistant", "content": PLACEHOLDER}]
-    out.append({"role": "user", "content": conv.turns[index][0]})
-    return out
+    escape_kinds: list[str] = field(default_factory=list)
 
 
 # ----- one turn ------------------------------------------------------------------------------
+
+
+def _bundle_of(trinket: ToolLoaderTrinket, tool: str) -> str | None:
+    spec = trinket.registry.get(tool)
+    return spec.bundle if spec is not None else None
+
+
+def _recover(
+    trinket: ToolLoaderTrinket, sid: str, turn: Turn, tool: str, tried: set[str]
+) -> list[str]:
+    """The simulated model's next escape for ``tool``: a query, its bundle, then fallback.
+
+    It never names a tool it was not shown: first ``load_tools`` with the user's request as the
+    query, then the bundle the menu lists for it (native path: the menu is in the prompt), then
+    ``fallback``. Returns the escape kinds it used (one per call).
+    """
+    if "query" not in tried:
+        tried.add("query")
+        trinket.handle_meta(sid, LOAD_TOOLS, {"query": turn.query})
+        return ["query"]
+    bundle = _bundle_of(trinket, tool)
+    native = trinket.settings.path in NATIVE_PATHS
+    if native and bundle and f"bundle:{bundle}" not in tried:
+        tried.add(f"bundle:{bundle}")
+        trinket.handle_meta(sid, LOAD_TOOLS, {"tools": [bundle]})
+        return ["bundle"]
+    tried.add("fallback")
+    trinket.handle_meta(sid, FALLBACK, {"reason": "the tool I need is not listed"})
+    return ["fallback"]
 
 
 def run_turn(
     trinket: ToolLoaderTrinket, session_id: str, conv: Conversation, index: int
 ) -> TurnResult:
     """Replay turn ``index`` of ``conv`` as session ``session_id`` (see the module docstring)."""
-    messages = messages_for(conv, index)
-    gold = list(conv.turns[index][1])
+    turn = conv.turns[index]
+    messages = messages_for(turn)
+    gold = list(turn.gold)
     view = trinket.prepare(session_id, messages)
     start = view
     prefixes = [view.prefix_hash]
-    native = trinket.settings.path in NATIVE_PATHS
-    escapes, not_callable = 0, []
+    escapes, not_callable, tried, kinds = 0, [], set(), []
     for tool in gold:
-        if tool not in view.loaded:
+        while tool not in view.loaded and "fallback" not in tried:
+            kinds += _recover(trinket, session_id, turn, tool, tried)
             escapes += 1
-            if native:
-                trinket.handle_meta(session_id, LOAD_TOOLS, {"tools": [tool]})
-                view = trinket.prepare(session_id, messages)
-                prefixes.append(view.prefix_hash)
-        callable_ = tool in view.loaded if native else trinket.registry.is_allowed(tool)
-        if not callable_:
+            view = trinket.prepare(session_id, messages)
+            prefixes.append(view.prefix_hash)
+        if tool not in view.loaded:
             not_callable.append(tool)
         emit(tool_used, session_id, ToolUsed(tool=tool, turn=view.turn))
         view = trinket.prepare(session_id, messages)
@@ -184,7 +159,11 @@ def run_turn(
         loaded_start=list(start.loaded),
         loaded_end=list(view.loaded),
         prefixes=prefixes,
+        escape_kinds=kinds,
     )
+
+
+ORACLE: dict[str, Any] = {}  # bench-only: ``--oracle`` sets "signals" per measured fold
 
 
 @contextmanager
@@ -193,7 +172,9 @@ def open_trinket(
 ) -> Iterator[ToolLoaderTrinket]:
     """A trinket over a new Store on ``url``; closed (signals and pool) on exit."""
     store = Store(url)
-    trinket = ToolLoaderTrinket(registry, store, settings=Settings(db=url, **settings))
+    full = Settings(db=url, **settings)
+    planner = Planner(registry, full, store, ORACLE.get("signals"))
+    trinket = ToolLoaderTrinket(registry, store, settings=full, planner=planner)
     try:
         yield trinket
     finally:
@@ -206,16 +187,21 @@ def sid_for(conv: Conversation, path: str) -> str:
     return f"{conv.id}@{path}"
 
 
+def replay_into(trinket: ToolLoaderTrinket, convs: Sequence[Conversation]) -> list[TurnResult]:
+    """Every turn of ``convs`` in order through one trinket."""
+    out = []
+    for conv in convs:
+        sid = sid_for(conv, trinket.settings.path)
+        out += [run_turn(trinket, sid, conv, k) for k in range(len(conv.turns))]
+    return out
+
+
 def replay_continuous(
     registry: ToolRegistry, convs: Sequence[Conversation], url: str, settings: dict[str, Any]
 ) -> list[TurnResult]:
     """One trinket over one store for every conversation."""
-    out = []
     with open_trinket(registry, url, settings) as trinket:
-        for conv in convs:
-            sid = sid_for(conv, trinket.settings.path)
-            out += [run_turn(trinket, sid, conv, k) for k in range(len(conv.turns))]
-    return out
+        return replay_into(trinket, convs)
 
 
 def replay_restart(
@@ -231,14 +217,15 @@ def replay_restart(
 
 
 def replay_subprocess(
-    data: Path, convs: Sequence[Conversation], url: str, settings: dict[str, Any]
+    data: Path, corpus: str, convs: Sequence[Conversation], url: str, settings: dict[str, Any]
 ) -> list[TurnResult]:
     """One fresh Python process per turn index, each playing that turn of every conversation."""
     out: list[TurnResult] = []
     ids = [c.id for c in convs]
     for k in range(max(len(c.turns) for c in convs)):
         args = [sys.executable, str(HERE), "--worker", "--db", url, "--data", str(data)]
-        args += ["--turn", str(k), "--settings", json.dumps(settings), "--convs", ",".join(ids)]
+        args += ["--corpus", corpus, "--turn", str(k), "--settings", json.dumps(settings)]
+        args += ["--convs", json.dumps(ids)]
         done = subprocess.run(args, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             raise RuntimeError(f"worker for turn {k} failed:\n{done.stderr[-3000:]}")
@@ -247,19 +234,105 @@ def replay_subprocess(
     return sorted(out, key=lambda r: order[(r.conv, r.index)])
 
 
-def worker(data: Path, url: str, turn: int, convs: list[str], settings: dict[str, Any]) -> None:
+def worker(
+    data: Path, corpus: str, url: str, turn: int, convs: list[str], settings: dict[str, Any]
+) -> None:
     """Subprocess entry: play turn ``turn`` of the named conversations, print JSON lines."""
-    if convs == ["demo"]:
-        registry, chosen = demo_registry(), [demo_conversation()]
-    else:
-        registry, names = bfcl_registry(data)
-        wanted = set(convs)
-        chosen = [c for c in load_conversations(data, names) if c.id in wanted]
+    registry, names = load_registry(data, corpus)
+    wanted = set(convs)
+    chosen = [c for c in load_conversations(data, corpus, names) if c.id in wanted]
     with open_trinket(registry, url, settings) as trinket:
         for conv in chosen:
             if turn < len(conv.turns):
                 result = run_turn(trinket, sid_for(conv, trinket.settings.path), conv, turn)
                 print(json.dumps(asdict(result)), flush=True)
+
+
+# ----- histories -----------------------------------------------------------------------------
+
+
+class Stores:
+    """SQLite files in one folder: a template holding only the catalog's embeddings, and copies."""
+
+    def __init__(self, folder: Path, registry: ToolRegistry, settings: dict[str, Any]) -> None:
+        self.folder = folder
+        self.registry = registry
+        self.settings = settings
+        self.n = 0
+        self.template = self.fresh_path()
+        with open_trinket(registry, self.url(self.template), settings) as trinket:
+            trinket.planner.retriever()
+            self.menu_tokens = (
+                count_tokens(trinket.planner.menu()).n if settings["path"] in NATIVE_PATHS else 0
+            )
+
+    def fresh_path(self) -> Path:
+        """A new file name in the folder."""
+        self.n += 1
+        return self.folder / f"{self.settings['path']}-{self.n}.db"
+
+    @staticmethod
+    def url(path: Path) -> str:
+        """The SQLAlchemy URL of a file."""
+        return f"sqlite:///{path}"
+
+    def copy(self, source: Path | None = None) -> Path:
+        """A copy of ``source`` (default: the template)."""
+        target = self.fresh_path()
+        shutil.copyfile(source or self.template, target)
+        return target
+
+    def with_history(self, past: Sequence[Conversation]) -> Path:
+        """A copy of the template with ``past`` replayed into it."""
+        target = self.copy()
+        replay_continuous(self.registry, past, self.url(target), self.settings)
+        return target
+
+    def measure_each(self, convs: Sequence[Conversation], base: Path) -> list[TurnResult]:
+        """Each conversation on its own copy of ``base`` (its history never leaks to the next)."""
+        out = []
+        for conv in convs:
+            target = self.copy(base)
+            out += replay_continuous(self.registry, [conv], self.url(target), self.settings)
+            target.unlink()
+        return out
+
+
+def folds(convs: Sequence[Conversation], k: int) -> list[list[Conversation]]:
+    """``k`` interleaved folds of the conversations (every k-th one)."""
+    return [list(convs[i::k]) for i in range(k)]
+
+
+def replay_past_split(stores: Stores, convs: Sequence[Conversation], k: int) -> list[TurnResult]:
+    """Each fold measured on the history of the other folds."""
+    out: list[TurnResult] = []
+    parts = folds(convs, k)
+    for i, part in enumerate(parts):
+        past = [c for j, p in enumerate(parts) if j != i for c in p]
+        out += stores.measure_each(part, stores.with_history(past))
+    order = {c.id: i for i, c in enumerate(convs)}
+    return sorted(out, key=lambda r: (order[r.conv], r.index))
+
+
+def replay_oracle(stores: Stores, convs: Sequence[Conversation], k: int) -> list[TurnResult]:
+    """Each fold measured with an oracle co-use table from the other folds' gold (no store)."""
+    from oracle import OracleSignals
+
+    out: list[TurnResult] = []
+    parts = folds(convs, k)
+    for i, part in enumerate(parts):
+        ORACLE["signals"] = OracleSignals([c for j, p in enumerate(parts) if j != i for c in p])
+        try:
+            out += stores.measure_each(part, stores.template)
+        finally:
+            ORACLE.clear()
+    order = {c.id: i for i, c in enumerate(convs)}
+    return sorted(out, key=lambda r: (order[r.conv], r.index))
+
+
+def replay_online(stores: Stores, convs: Sequence[Conversation]) -> list[TurnResult]:
+    """Every conversation in order on one store whose history grows."""
+    return replay_continuous(stores.registry, convs, stores.url(stores.copy()), stores.settings)
 
 
 # ----- metrics -------------------------------------------------------------------------------
@@ -294,6 +367,7 @@ def metrics(results: Sequence[TurnResult], menu_tokens: int = 0) -> dict[str, An
         (r.tool_tokens + menu_tokens) / r.eager_tokens for r in results if r.eager_tokens
     ]
     changes = prefix_changes(results)
+    kinds = [k for r in results for k in r.escape_kinds]
     return {
         "sessions": len(changes),
         "turns": len(results),
@@ -309,6 +383,7 @@ def metrics(results: Sequence[TurnResult], menu_tokens: int = 0) -> dict[str, An
         if golds
         else 1.0,
         "escape_rate_per_turn": _mean([r.escapes for r in results]),
+        "escapes_by_kind": {k: kinds.count(k) for k in sorted(set(kinds))},
         "tool_tokens_mean": round(statistics.fmean(r.tool_tokens for r in results), 1),
         "eager_tokens": results[0].eager_tokens if results else 0,
         "tool_token_ratio": _mean(ratios),
@@ -324,12 +399,13 @@ def metrics(results: Sequence[TurnResult], menu_tokens: int = 0) -> dict[str, An
 def verdict(m: dict[str, Any]) -> dict[str, bool]:
     """Which targets (reported, not asserted) the metrics meet."""
     return {
-        "recall_after_recovery = 100%": m["recall_after_recovery_turn"] >= 1.0,
-        "first_pass_recall >= 95%": m["first_pass_recall_turn"] >= TARGETS["first_pass_recall"],
-        "escape_rate <= 0.1/turn": m["escape_rate_per_turn"] <= TARGETS["escape_rate_per_turn"],
-        "tool tokens <= 10% of eager": m["tool_token_ratio"] <= TARGETS["tool_token_ratio"],
-        "<= 1 prefix change/session": m["prefix_changes_per_session"]
-        <= TARGETS["prefix_changes_per_session"],
+        "recall_after_recovery = 1": m["recall_after_recovery_turn"] >= 1.0,
+        "first_pass_recall >= 0.90": m["first_pass_recall_turn"] >= TARGETS["first_pass_recall"],
+        "escapes <= 0.15/turn": m["escape_rate_per_turn"] <= TARGETS["escape_rate_per_turn"],
+        "tokens+menu <= 12% of eager": m["tool_token_ratio_with_menu"]
+        <= TARGETS["tool_token_ratio_with_menu"],
+        "<= 1 prefix change/session incl mid-turn": m["prefix_changes_incl_midturn_per_session"]
+        <= TARGETS["prefix_changes_incl_midturn_per_session"],
     }
 
 
@@ -359,71 +435,21 @@ def base_settings(path: str, **extra: Any) -> dict[str, Any]:
     """The settings every replay uses (defaults made explicit, plus the path and overrides)."""
     defaults = Settings(db="sqlite://")
     keys = ["max_tools", "token_budget", "hard_max_tools", "idle_turns", "growth"]
-    keys += ["context_window", "activation_share", "query_mode", "embedder"]
+    keys += ["activation_share", "query_mode", "embedder"]
     out: dict[str, Any] = {k: getattr(defaults, k) for k in keys}
-    out.update(path=path, **extra)
+    out.update(path=path, context_window=CONTEXT_WINDOW, **extra)
     return out
 
 
-def _menu_tokens(trinket_registry: ToolRegistry, url: str, settings: dict[str, Any]) -> int:
-    if settings["path"] not in NATIVE_PATHS:
-        return 0
-    with open_trinket(trinket_registry, url, settings) as trinket:
-        return count_tokens(trinket.planner.menu()).n
-
-
-def replay_all(
-    data: Path,
-    registry: ToolRegistry,
-    convs: Sequence[Conversation],
-    folder: Path,
-    settings: dict[str, Any],
-    variants: Mapping[str, Sequence[Conversation]],
-) -> dict[str, Any]:
-    """Replay ``convs`` continuously, then each restart variant over its conversations (each on
-    a fresh file), compare per-turn results, and compute the metrics of the continuous run."""
-    runs: dict[str, list[TurnResult]] = {}
-    seconds: dict[str, float] = {}
-    tag = f"{settings['path']}-{convs[0].id}-{len(list(folder.iterdir()))}"
-    url = f"sqlite:///{folder / f'{tag}-continuous.db'}"
-    start = time.perf_counter()
-    base = replay_continuous(registry, convs, url, settings)
-    seconds["continuous"] = round(time.perf_counter() - start, 1)
-    equal: dict[str, list[str]] = {}
-    for variant, subset in variants.items():
-        vurl = f"sqlite:///{folder / f'{tag}-{variant}.db'}"
-        start = time.perf_counter()
-        if variant == "restart":
-            runs[variant] = replay_restart(registry, subset, vurl, settings)
-        else:
-            runs[variant] = replay_subprocess(data, subset, vurl, settings)
-        seconds[variant] = round(time.perf_counter() - start, 1)
-        ids = {c.id for c in subset}
-        equal[variant] = diff([r for r in base if r.conv in ids], runs[variant])
-    m = metrics(base, _menu_tokens(registry, url, settings))
-    return {
-        "settings": settings,
-        "metrics": m,
-        "targets": verdict(m),
-        "history_recall": history_recall(url),
-        "restart_equal": {v: not d for v, d in equal.items()},
-        "restart_conversations": {v: len(c) for v, c in variants.items()},
-        "restart_diffs": {v: d[:10] for v, d in equal.items() if d},
-        "seconds": seconds,
-        "per_turn": [asdict(r) for r in base],
-    }
-
-
 def table(title: str, rows: dict[str, dict[str, Any]]) -> Table:
-    """One row per run: the headline metrics and restart equality."""
+    """One row per run: the headline metrics."""
     out = Table(title=title)
     cols = ["run", "turns", "1st-pass turn", "1st-pass tool", "recovered turn", "escapes/turn"]
-    cols += ["tokens/eager", "+menu", "prefix chg/sess", "incl mid-turn", "restart =="]
+    cols += ["tokens/eager", "+menu", "prefix chg/sess", "incl mid-turn"]
     for c in cols:
         out.add_column(c, justify="left" if c == "run" else "right")
     for name, res in rows.items():
         m = res["metrics"]
-        eq = res.get("restart_equal", {})
         out.add_row(
             name,
             str(m["turns"]),
@@ -435,146 +461,192 @@ def table(title: str, rows: dict[str, dict[str, Any]]) -> Table:
             f"{m['tool_token_ratio_with_menu']:.3f}",
             f"{m['prefix_changes_per_session']:.2f}",
             f"{m['prefix_changes_incl_midturn_per_session']:.2f}",
-            " ".join(f"{v}:{'yes' if ok else 'NO'}" for v, ok in eq.items()) or "-",
         )
     return out
 
 
-KNOBS: dict[str, dict[str, Any]] = {
-    "default": {},
-    "max_tools=24": {"max_tools": 24},
-    "max_tools=32,budget=6000": {"max_tools": 32, "token_budget": 6000},
-    "max_tools=48,budget=8000": {"max_tools": 48, "token_budget": 8000},
-    "growth=never": {"growth": "never"},
-    "growth=every_turn": {"growth": "every_turn"},
-    "every_turn,max_tools=12,budget=3000": {
-        "growth": "every_turn",
-        "max_tools": 12,
-        "token_budget": 3000,
-    },
-    "every_turn,max_tools=24,budget=6000": {
-        "growth": "every_turn",
-        "max_tools": 24,
-        "token_budget": 6000,
-    },
-    "every_turn,max_tools=32,budget=6000": {
-        "growth": "every_turn",
-        "max_tools": 32,
-        "token_budget": 6000,
-    },
-    "every_turn,max_tools=48,budget=8000": {
-        "growth": "every_turn",
-        "max_tools": 48,
-        "token_budget": 8000,
-    },
-    "every_turn,32,6000,query=current+previous": {
-        "growth": "every_turn",
-        "max_tools": 32,
-        "token_budget": 6000,
-        "query_mode": "current+previous",
-    },
-    "max_tools=32,6000 + GROWTH_BAR=2.0,STRONG_K=4": {
-        "max_tools": 32,
-        "token_budget": 6000,
-        "retriever": {"GROWTH_BAR": 2.0, "STRONG_K": 4},
-    },
-}
+def learning_curve(results: Sequence[TurnResult], menu: int, window: int) -> dict[str, list[float]]:
+    """Per conversation in replay order: first-pass recall and tokens+menu / eager, rolling."""
+    by_conv: dict[str, list[TurnResult]] = {}
+    for r in results:
+        by_conv.setdefault(r.conv, []).append(r)
+    recall = [metrics(rs, menu)["first_pass_recall_turn"] for rs in by_conv.values()]
+    tokens = [metrics(rs, menu)["tool_token_ratio_with_menu"] for rs in by_conv.values()]
+
+    def rolling(xs: list[float]) -> list[float]:
+        return [
+            round(statistics.fmean(xs[max(0, i - window + 1) : i + 1]), 4) for i in range(len(xs))
+        ]
+
+    return {
+        "past_sessions": list(range(len(recall))),
+        "recall": rolling(recall),
+        "tokens": rolling(tokens),
+    }
 
 
-@contextmanager
-def patched_retriever(values: dict[str, Any]) -> Iterator[None]:
-    """Temporarily change the retrieval adapter's growth constants (bench-only experiment)."""
-    from tooltray.memory import retriever
+def plot_curves(curves: dict[str, dict[str, list[float]]], path: Path) -> None:
+    """The learning curves as one PNG: first-pass recall and tool tokens vs past sessions."""
+    import matplotlib
 
-    old = {k: getattr(retriever, k) for k in values}
-    for k, v in values.items():
-        setattr(retriever, k, v)
-    try:
-        yield
-    finally:
-        for k, v in old.items():
-            setattr(retriever, k, v)
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
 
-
-def knob_table(rows: dict[str, dict[str, Any]]) -> Table:
-    """The alternatives tried on the native path: recall, escapes, tokens, prefix stability."""
-    out = Table(title="knobs, openai path, continuous replay (bfcl_multiturn | demo script)")
-    cols = ("settings", "1st-pass turn", "1st-pass tool", "escapes/turn", "tokens/eager")
-    for c in (*cols, "prefix chg/sess", "demo 1st-pass turn", "demo esc/turn", "demo tok/eager"):
-        out.add_column(c, justify="left" if c == "settings" else "right")
-    for name, row in rows.items():
-        m, d = row["bfcl_multiturn"], row["demo"]
-        out.add_row(
-            name,
-            f"{m['first_pass_recall_turn']:.3f}",
-            f"{m['first_pass_recall_tool']:.3f}",
-            f"{m['escape_rate_per_turn']:.3f}",
-            f"{m['tool_token_ratio']:.3f}",
-            f"{m['prefix_changes_per_session']:.2f}",
-            f"{d['first_pass_recall_turn']:.3f}",
-            f"{d['escape_rate_per_turn']:.3f}",
-            f"{d['tool_token_ratio']:.3f}",
-        )
-    return out
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 7), sharex=True)
+    for name, c in curves.items():
+        top.plot(c["past_sessions"], c["recall"], label=name)
+        bottom.plot(c["past_sessions"], c["tokens"], label=name)
+    top.set_ylabel("first-pass recall (turns)")
+    bottom.set_ylabel("tool tokens incl. menu / eager")
+    bottom.set_xlabel("past sessions in the store")
+    top.legend(fontsize=8)
+    top.set_title("session bench, online: rolling mean over recent conversations")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
-def run_knobs(
-    registry: ToolRegistry, convs: Sequence[Conversation], folder: Path
-) -> dict[str, dict[str, Any]]:
-    """Continuous replays on the native path under each alternative setting."""
-    out: dict[str, dict[str, Any]] = {}
-    demo_reg, demo = demo_registry(), [demo_conversation()]
-    for i, (name, knob) in enumerate(KNOBS.items()):
-        extra = {k: v for k, v in knob.items() if k != "retriever"}
-        settings = base_settings("openai", **extra)
-        with patched_retriever(knob.get("retriever", {})):
-            bfcl = replay_continuous(registry, convs, f"sqlite:///{folder / f'k{i}.db'}", settings)
-            dm = replay_continuous(demo_reg, demo, f"sqlite:///{folder / f'kd{i}.db'}", settings)
-        out[name] = {"knob": knob, "bfcl_multiturn": metrics(bfcl), "demo": metrics(dm)}
-    return out
-
-
-def run(
-    data_dir: Path,
-    out_dir: Path,
-    *,
-    quick: bool = False,
-    restart: bool = True,
-    subprocess_sample: int | None = None,
-    knobs: bool = True,
+def _result(
+    runs: list[TurnResult], menu: int, settings: dict[str, Any], secs: float
 ) -> dict[str, Any]:
-    """The suite: both paths on bfcl_multiturn and the demo script, restart variants, knobs."""
-    registry, names = bfcl_registry(data_dir)
-    convs = load_conversations(data_dir, names)[: 10 if quick else None]
-    sub_convs = convs[:subprocess_sample] if subprocess_sample else convs
-    demo = [demo_conversation()]
-    results: dict[str, Any] = {"corpus": CORPUS, "conversations": len(convs), "runs": {}}
+    m = metrics(runs, menu)
+    return {
+        "settings": settings,
+        "metrics": m,
+        "targets": verdict(m),
+        "seconds": round(secs, 1),
+        "per_turn": [asdict(r) for r in runs],
+    }
+
+
+def run_corpus(
+    data: Path, corpus: str, folder: Path, opts: argparse.Namespace
+) -> tuple[dict[str, Any], dict[str, dict[str, list[float]]]]:
+    """Every requested history for one corpus on both paths."""
+    registry, names = load_registry(data, corpus)
+    convs = load_conversations(data, corpus, names)
+    if opts.quick:
+        convs = convs[:QUICK_CONVERSATIONS]
+    elif opts.sample:
+        convs = convs[:: max(1, len(convs) // opts.sample)][: opts.sample]
+    past: list[Conversation] = []
+    if opts.past:
+        preg, pnames = load_registry(opts.past.parent, opts.past.name)
+        past = load_conversations(opts.past.parent, opts.past.name, pnames)
+    runs: dict[str, Any] = {}
+    curves: dict[str, dict[str, list[float]]] = {}
+    for path in opts.paths:
+        settings = base_settings(path, **opts.overrides)
+        (folder / corpus).mkdir(exist_ok=True)
+        stores = Stores(folder / corpus, registry, settings)
+        menu = stores.menu_tokens
+        histories = (
+            ["none"] * (not opts.no_cold) + ["past-split"] * opts.past_split + ["past"] * bool(past)
+        )
+        histories += ["oracle"] * opts.oracle + ["online"] * opts.online
+        for history in histories:
+            start = time.perf_counter()
+            results = play(history, stores, convs, past, opts.folds)
+            runs[f"{corpus}/{path}/{history}"] = _result(
+                results, menu, settings, time.perf_counter() - start
+            )
+            if history == "online":
+                curves[f"{corpus}/{path}"] = learning_curve(results, menu, opts.window)
+        if opts.restart:
+            runs[f"{corpus}/{path}/restart"] = restart_check(data, corpus, registry, convs, stores)
+    return runs, curves
+
+
+def play(
+    history: str,
+    stores: Stores,
+    convs: Sequence[Conversation],
+    past: Sequence[Conversation],
+    k: int,
+) -> list[TurnResult]:
+    """Replay ``convs`` under one kind of history (see the module docstring)."""
+    if history == "past-split":
+        return replay_past_split(stores, convs, k)
+    if history == "past":
+        return stores.measure_each(convs, stores.with_history(past))
+    if history == "online":
+        return replay_online(stores, convs)
+    if history == "oracle":
+        return replay_oracle(stores, convs, k)
+    return stores.measure_each(convs, stores.template)
+
+
+def restart_check(
+    data: Path, corpus: str, registry: ToolRegistry, convs: Sequence[Conversation], stores: Stores
+) -> dict[str, Any]:
+    """Continuous, fresh-trinket-per-turn and subprocess-per-turn replays must agree."""
+    base_url = stores.url(stores.copy())
+    base = replay_continuous(registry, convs, base_url, stores.settings)
+    again = replay_restart(registry, convs, stores.url(stores.copy()), stores.settings)
+    sub = replay_subprocess(data, corpus, convs, stores.url(stores.copy()), stores.settings)
+    diffs = {"restart": diff(base, again)[:10], "subprocess": diff(base, sub)[:10]}
+    return {
+        "metrics": metrics(base, stores.menu_tokens),
+        "diffs": diffs,
+        "restart_equal": not any(diffs.values()),
+        "history_recall": history_recall(base_url),
+    }
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The suite's own flags (shared by bench/run.py and this file)."""
+    parser.add_argument("--corpus", action="append", help="corpus folder name (repeatable)")
+    parser.add_argument("--past", type=Path, help="a corpus folder replayed as history first")
+    parser.add_argument("--past-split", action="store_true", help="history = the other folds")
+    parser.add_argument("--folds", type=int, default=2)
+    parser.add_argument("--online", action="store_true", help="history grows; learning curve")
+    parser.add_argument("--no-cold", action="store_true", help="skip the no-history run")
+    parser.add_argument("--oracle", action="store_true", help="oracle co-use companions")
+    parser.add_argument("--window", type=int, default=20, help="rolling window of the curve")
+    parser.add_argument("--sample", type=int, default=0, help="every n-th conversation")
+    parser.add_argument("--path", dest="paths", action="append", choices=PATHS)
+    parser.add_argument("--restart", action="store_true", help="check restart equality")
+    parser.add_argument(
+        "--set",
+        dest="sets",
+        action="append",
+        default=[],
+        help="settings override key=JSON (e.g. growth='\"never\"')",
+    )
+
+
+def run_args(data_dir: Path, out_dir: Path, opts: argparse.Namespace) -> dict[str, Any]:
+    """The suite with parsed flags: a table per corpus, JSON, and the learning-curve PNG."""
+    opts.paths = opts.paths or list(PATHS)
+    opts.overrides = {k: json.loads(v) for k, v in (s.split("=", 1) for s in opts.sets)}
+    corpora = opts.corpus or list(CORPORA)
+    out: dict[str, Any] = {"corpora": corpora, "targets": TARGETS, "runs": {}}
+    curves: dict[str, dict[str, list[float]]] = {}
     console = Console(width=200)
     with tempfile.TemporaryDirectory(prefix="tooltray-session-") as tmp:
-        folder = Path(tmp)
-        for path in PATHS:
-            settings = base_settings(path)
-            variants = {"restart": convs, "subprocess": sub_convs} if restart else {}
-            results["runs"][f"{CORPUS}/{path}"] = replay_all(
-                data_dir, registry, convs, folder, settings, variants
+        for corpus in corpora:
+            runs, c = run_corpus(data_dir, corpus, Path(tmp), opts)
+            out["runs"].update(runs)
+            curves.update(c)
+            console.print(
+                table(
+                    f"session replay: {corpus}", {k: v for k, v in runs.items() if "metrics" in v}
+                )
             )
-            dvariants = {"restart": demo, "subprocess": demo} if restart else {}
-            results["runs"][f"demo/{path}"] = replay_all(
-                data_dir, demo_registry(), demo, folder, settings, dvariants
-            )
-        console.print(table("session replay (targets: see JSON)", results["runs"]))
-        if knobs:
-            results["knobs"] = run_knobs(registry, convs, folder)
-            console.print(knob_table(results["knobs"]))
-    results["targets"] = TARGETS
-    results["restart_equal"] = all(
-        ok for r in results["runs"].values() for ok in r["restart_equal"].values()
-    )
-    (out_dir / "session.json").write_text(json.dumps(results, indent=2) + "\n", "utf-8")
-    if not results["restart_equal"]:
-        diffs = {k: r["restart_diffs"] for k, r in results["runs"].items() if r["restart_diffs"]}
-        raise AssertionError(f"restart variants differ from the continuous replay: {diffs}")
-    return results
+    if curves:
+        out["curves"] = curves
+        plot_curves(curves, out_dir / "session_learning.png")
+    (out_dir / "session.json").write_text(json.dumps(out, indent=2) + "\n", "utf-8")
+    return out
+
+
+def run(data_dir: Path, out_dir: Path, *, quick: bool = False) -> dict[str, Any]:
+    """Default run (both dev corpora, both paths, no history); see :func:`run_args`."""
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    opts = parser.parse_args([])
+    opts.quick = quick
+    return run_args(data_dir, out_dir, opts)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -583,9 +655,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--out", type=Path, default=HERE.parent / "out")
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--no-restart", action="store_true", help="skip the restart variants")
-    parser.add_argument("--no-knobs", action="store_true", help="skip the knob comparison")
-    parser.add_argument("--subprocess-sample", type=int, default=None)
+    add_arguments(parser)
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--db", help=argparse.SUPPRESS)
     parser.add_argument("--turn", type=int, help=argparse.SUPPRESS)
@@ -593,17 +663,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--settings", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
-        worker(args.data, args.db, args.turn, args.convs.split(","), json.loads(args.settings))
+        corpus = (args.corpus or [CORPORA[0]])[0]
+        worker(
+            args.data, corpus, args.db, args.turn, json.loads(args.convs), json.loads(args.settings)
+        )
         return 0
     args.out.mkdir(parents=True, exist_ok=True)
-    run(
-        args.data,
-        args.out,
-        quick=args.quick,
-        restart=not args.no_restart,
-        subprocess_sample=args.subprocess_sample,
-        knobs=not args.no_knobs,
-    )
+    run_args(args.data, args.out, args)
     print(f"wrote {args.out / 'session.json'}")
     return 0
 

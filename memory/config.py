@@ -65,7 +65,9 @@ class Settings(BaseSettings):
         core: extra tool names that are always loaded (besides pinned specs).
         allow: allow-list of tool names (``None``: all registered tools).
         deny: names never exposed or run.
-        query_mode: how the conversation becomes the retrieval query.
+        query_mode: how the conversation becomes the retrieval query (``selection = "message"``).
+        selection: ``conversation`` scores every user message and combines them with a decay;
+            ``message`` is the earlier rule (one query, growth on the current message only).
         embedder: ``minilm`` (offline default) or ``openai`` (an OpenAI-compatible server).
         embed_base_url: base URL of the embeddings server for ``embedder = "openai"``.
         embed_model: model name for the embeddings server.
@@ -103,6 +105,7 @@ class Settings(BaseSettings):
     allow: list[str] | None = None
     deny: list[str] = Field(default_factory=list)
     query_mode: str = "current"
+    selection: Literal["conversation", "message"] = "conversation"
     embedder: Literal["minilm", "openai"] = "minilm"
     embed_base_url: str | None = None
     embed_model: str = "text-embedding-3-small"

@@ -18,6 +18,7 @@ from tooltray.memory.config import Settings
 from tooltray.memory.core.prompt import bundle_menu, text_block
 from tooltray.memory.core.selection import Caps, admit, order_candidates
 from tooltray.memory.core.session import MODE_ALL, MODE_SELECTED, SessionState
+from tooltray.memory.core.signals import NoSignals, SelectionSignals
 from tooltray.memory.core.skills import SkillLibrary, load_skills
 from tooltray.memory.embedders.base import Progress
 from tooltray.memory.retrieval.adapter import Retriever, build_retriever, lexical_retriever
@@ -60,12 +61,20 @@ class Planner:
         registry: the tools; only allowed ones are ever proposed.
         settings: caps, growth policy, activation threshold, embedder and skills folder.
         store: where tool-doc embeddings are cached (``None``: in memory only).
+        signals: what was learned from past sessions (default: nothing, a cold start).
     """
 
-    def __init__(self, registry: ToolRegistry, settings: Settings, store: BaseStore | None = None):
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        settings: Settings,
+        store: BaseStore | None = None,
+        signals: SelectionSignals | None = None,
+    ):
         self.registry = registry
         self.settings = settings
         self.store = store
+        self.signals: SelectionSignals = signals if signals is not None else NoSignals()
         self._catalog: _Catalog | None = None
 
     def catalog(self) -> _Catalog:
@@ -177,8 +186,11 @@ class Planner:
             cands = order_candidates(self._core(), self._skill_tools(users), self._picks(users))
         elif self.settings.growth == "every_turn":
             cands = self._picks(users)
-        else:
+        elif self.settings.selection == "message":
             cands = self.retriever().strong(users)
+        else:
+            loaded = [t.name for t in state.snapshot.loaded]
+            cands = self.retriever().conversation_growth(users, self.signals, loaded)
         caps = Caps(self.settings.max_tools, self.settings.token_budget)
         cands = [c for c in cands if self.registry.is_allowed(c.name)]
         return Plan(MODE_SELECTED, admit(cands, self.catalog().tokens, caps, state.snapshot.loaded))
@@ -189,7 +201,11 @@ class Planner:
         return list(dict.fromkeys(pinned + extra))
 
     def _picks(self, users: Sequence[str]) -> list[Candidate]:
-        return self.retriever().picks(users) if users else []
+        if not users:
+            return []
+        if self.settings.selection == "message":
+            return self.retriever().picks(users)
+        return self.retriever().conversation_picks(users, self.signals)
 
     def _skill_tools(self, users: Sequence[str]) -> list[str]:
         library = self.skills()

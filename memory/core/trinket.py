@@ -84,9 +84,11 @@ class ToolLoaderTrinket:
         self.store_error: StoreError | None = None
         self.store: BaseStore = store if store is not None else self._open_store()
         self.journal = Journal(self.store, lambda state: self._boundary(state, fresh=True))
-        self.planner = planner or Planner(self.registry, self.settings, self.store)
         self.signals: SelectionSignals = learned_signals(
             self.store, self.registry.is_allowed, self.settings
+        )
+        self.planner = planner or Planner(
+            self.registry, self.settings, self.store, signals=self.signals
         )
         self.shelf = ResultShelf(self.store, self.settings.result_max_chars)
         self._sessions: dict[str, SessionState] = {}

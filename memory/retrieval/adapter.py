@@ -28,12 +28,16 @@ from tooltray.memory.embedders import (
     default_embedder,
 )
 from tooltray.memory.retrieval import Hit, Query, ToolIndex, build_query, doc_text
+from tooltray.memory.retrieval import conversation as conv
 from tooltray.memory.retrieval.candidates import Candidate
+from tooltray.memory.retrieval.picks import mates, over_bar, sentence_best
+from tooltray.memory.retrieval.scoring import Scored
 from tooltray.memory.store.records import Source
 from tooltray.tools.errors import EmbedderError
 from tooltray.tools.spec import ToolSpec
 
 if TYPE_CHECKING:
+    from tooltray.memory.core.signals import SelectionSignals
     from tooltray.memory.core.skills import Skill, SkillLibrary
     from tooltray.memory.store.base import BaseStore
 
@@ -47,6 +51,9 @@ _SOURCES: dict[str, Source] = {
     "select": "manual",
 }
 MEMO_SIZE = 64
+COMPANION_MIN = 0.3
+PULL_RATIO = 0.5  # 0.8 tried: apibank first-pass 0.667 -> 0.533 (quick), bfcl unchanged
+CACHE_MAX = 512
 
 
 class Retriever(Protocol):
@@ -63,6 +70,14 @@ class Retriever(Protocol):
     def lexical(self, query: str) -> list[Candidate]: ...
 
     def recall_skills(self, library: SkillLibrary, goal: str) -> list[Skill]: ...
+
+    def conversation_picks(
+        self, users: Sequence[str], signals: SelectionSignals
+    ) -> list[Candidate]: ...
+
+    def conversation_growth(
+        self, users: Sequence[str], signals: SelectionSignals, loaded: Sequence[str]
+    ) -> list[Candidate]: ...
 
 
 def _source(hit: Hit) -> Source:
@@ -83,6 +98,7 @@ class IndexRetriever:
         self.settings = settings
         self._docs: NDArray[np.float32] | None = index.doc_vectors
         self.memo: dict[str, Any] = {}
+        self._messages: dict[str, tuple[conv.MessageScores, Scored, Any]] = {}
 
     def _query(self, users: Sequence[str]) -> Query:
         return build_query(list(users), mode=self.settings.query_mode)
@@ -146,6 +162,89 @@ class IndexRetriever:
         if not self._revive():
             return []
         return library.recall_skill(goal, np.asarray(self.index.doc_vectors))
+
+    # ----- the conversation as a whole (see :mod:`tooltray.memory.retrieval.conversation`) -----
+
+    def _message(self, text: str) -> tuple[conv.MessageScores, Scored, Any]:
+        """One user message's scores and whole-message vector (cached by text)."""
+        if text in self._messages and self.index.doc_vectors is not None:
+            return self._messages[text]
+        query = Query(text)
+        vectors = self._vector(query)
+        scored, _ = self.index.score(query, "hybrid", vectors)
+        whole = None if vectors is None else np.asarray(vectors, np.float32)[0]
+        out = (conv.MessageScores(self.index.bundles.lift(scored.fused)), scored, whole)
+        if len(self._messages) >= CACHE_MAX:
+            self._messages.clear()
+        self._messages[text] = out
+        return out
+
+    def _conversation(self, users: Sequence[str], signals: SelectionSignals) -> tuple[Any, ...]:
+        """Per-message scores of the latest messages, the conversation score, current scores."""
+        texts = [u for u in users if u and u.strip()][-conv.MAX_MESSAGES :]
+        parts = [self._message(t) for t in texts]
+        messages = [p[0] for p in parts]
+        vectors = [p[2] for p in parts if p[2] is not None]
+        votes = None
+        if vectors:
+            stack = np.vstack(vectors).astype(np.float32)
+            stack /= np.maximum(np.linalg.norm(stack, axis=1, keepdims=True), 1e-12)
+            learned = signals.past_requests(stack)
+            votes = conv.vote_row(learned, self.index.position, len(self.index.names))
+        return messages, conv.combine(messages, votes), parts[-1][1], texts[-1]
+
+    def _companions(
+        self, signals: SelectionSignals, names: list[str], top: float, have: set[str]
+    ) -> list[Candidate]:
+        learned = signals.companions(names) if names else {}
+        ranked = sorted(learned.items(), key=lambda kv: -kv[1])
+        return [
+            Candidate(n, "semantic", v * top)
+            for n, v in ranked
+            if v >= COMPANION_MIN and n in self.index.position and n not in have
+        ]
+
+    def conversation_picks(
+        self, users: Sequence[str], signals: SelectionSignals
+    ) -> list[Candidate]:
+        """What to load at a session boundary from the whole conversation.
+
+        The calibrated bar over the conversation score, each sentence of the current message's
+        best tools, then the learned companions of strong picks (bundle-mates without history).
+        """
+        if not [u for u in users if u and u.strip()]:
+            return []
+        _, final, current, text = self._conversation(users, signals)
+        k, idx = self.settings.max_tools, self.index
+        main = over_bar(idx.ties.top(final, k, text), final)
+        if not main or k < 1:
+            return []
+        extra = sentence_best(current.sentences, final, idx.ties, text, main)[: k // 2]
+        chosen = main[: k - len(extra)] + extra
+        top = float(final[main[0]])
+        out = [Candidate(idx.names[i], "semantic", float(final[i])) for i in chosen]
+        strong = [idx.names[i] for i in chosen if final[i] >= 0.5 * top]
+        learned = self._companions(signals, strong, top, {c.name for c in out})
+        if learned:
+            return out + learned[: k - len(out)]
+        pullers = [i for i in chosen if final[i] >= PULL_RATIO * top]
+        pulled = mates(pullers, final, idx.bundles)[: k - len(chosen)]
+        return out + [Candidate(idx.names[i], "semantic", float(final[i])) for i in pulled]
+
+    def conversation_growth(
+        self, users: Sequence[str], signals: SelectionSignals, loaded: Sequence[str]
+    ) -> list[Candidate]:
+        """What a later turn may append: the conversation's strongest tools not loaded yet."""
+        if not [u for u in users if u and u.strip()]:
+            return []
+        messages, final, current, _ = self._conversation(users, signals)
+        have = [self.index.position[n] for n in loaded if n in self.index.position]
+        backed = conv.support(current.lexical_z, current.dense_z, self.index.dense_ready)
+        grown = conv.growth(final, conv.evidence(messages), have, backed)
+        out = [Candidate(self.index.names[i], "semantic", float(final[i])) for i in grown]
+        top = max((c.score or 0.0 for c in out), default=0.0)
+        taken = set(loaded) | {c.name for c in out}
+        return out + self._companions(signals, [c.name for c in out], top, taken)
 
 
 def _candidates(hits: Sequence[Hit]) -> list[Candidate]:

@@ -1,0 +1,113 @@
+"""Conversation-aware scores: every user message scored apart, combined with a decay.
+
+One fixed query rule fails one dev corpus or the other: in bfcl_multiturn every turn states a new
+task and the current message alone retrieves best; in apibank the call follows follow-ups ("Yes,
+that's correct.", "My username is X") and the task is in an earlier message. So each message of
+the session is scored on its own calibrated (z) scale, and a tool's conversation score is the best
+of its weighted message scores: the current message at weight 1, an earlier one at
+``DECAY ** k`` where ``k`` counts the *task* messages after it. A follow-up is told by how weakly it
+matches anything (its best fused z below ``FOLLOW_UP_TOP``), not by its word count, and does not
+age the context: after "request, follow-up, follow-up" the request still weighs 1.
+
+Growth (later turns, append-only) adds the strongest tools of the conversation score not loaded
+yet that the current message supports (both retrievers z >= 1, where the old rule needed 2.5
+from both on the current message alone); evidence accumulated over several messages counts
+(``EVIDENCE_SHARE`` x the weighted sum of positive message scores). Learned past-request votes
+join as a third calibrated retriever (z over the catalog, ``PAST_WEIGHT``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from tooltray.memory.retrieval.fusion import zscores
+
+DECAY = 0.7
+FOLLOW_UP_TOP = 3.0
+MAX_MESSAGES = 6
+EVIDENCE_SHARE = 0.6
+PAST_WEIGHT = 0.5
+GROW_BAR = 2.5
+GROW_RATIO = 0.8
+GROW_K = 3
+GROW_SUPPORT = 1.0
+Row = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class MessageScores:
+    """One user message's final (bundle-lifted) scores and its best score."""
+
+    final: Row
+
+    @property
+    def top(self) -> float:
+        """The best score: how strongly the message matches anything."""
+        finite = self.final[np.isfinite(self.final)]
+        return float(finite.max()) if finite.size else 0.0
+
+
+def weights(messages: Sequence[MessageScores]) -> list[float]:
+    """Per message (oldest first): ``DECAY`` to the number of task messages after it."""
+    out, tasks_after = [], 0
+    for m in reversed(messages):
+        out.append(DECAY**tasks_after)
+        if m.top >= FOLLOW_UP_TOP:
+            tasks_after += 1
+    return out[::-1]
+
+
+def combine(messages: Sequence[MessageScores], votes: Row | None = None) -> Row:
+    """The conversation score: the best weighted message score per tool (+ past votes)."""
+    rows = np.vstack([m.final for m in messages])
+    w = np.asarray(weights(messages))[:, None]
+    weighted = np.where(rows > 0, rows * w, rows)
+    out: Row = weighted.max(axis=0)
+    if votes is not None and np.any(votes > 0):
+        out = out + PAST_WEIGHT * zscores(votes)
+    return out
+
+
+def evidence(messages: Sequence[MessageScores]) -> Row:
+    """Weighted sum of positive message scores: what several weak mentions add up to."""
+    rows = np.vstack([np.maximum(m.final, 0.0) for m in messages])
+    w = np.asarray(weights(messages))[:, None]
+    return np.asarray((rows * w).sum(axis=0) * EVIDENCE_SHARE, np.float64)
+
+
+def vote_row(votes: Mapping[str, float], position: Mapping[str, int], n: int) -> Row | None:
+    """Past-request votes as a catalog row (``None`` without any vote for a known tool)."""
+    row = np.zeros(n)
+    for name, vote in votes.items():
+        if name in position:
+            row[position[name]] = float(vote)
+    return row if np.any(row > 0) else None
+
+
+def support(lexical_z: Row, dense_z: Row, dense: bool) -> Row:
+    """How much the current message alone backs each tool: the weaker retriever's z-score.
+
+    One rare word can put a tool many lexical deviations out ("next" -> "stage files for the
+    next commit"); the dense side must see it too. Without dense scores, the lexical z.
+    """
+    return np.minimum(lexical_z, dense_z) if dense else lexical_z
+
+
+def growth(score: Row, extra: Row, loaded: Sequence[int], current: Row | None = None) -> list[int]:
+    """Tools a later turn may append: strong on the conversation score, not loaded, at most 3.
+
+    The current message must lend a tool some support (``GROW_SUPPORT``): a bare "next" never
+    re-adds what an earlier request matched but the initial selection left out.
+    """
+    grow = np.maximum(score, extra)
+    if current is not None:
+        grow = np.where(current >= GROW_SUPPORT, grow, -np.inf)
+    top = float(np.max(grow[np.isfinite(grow)])) if np.isfinite(grow).any() else 0.0
+    line = max(GROW_BAR, GROW_RATIO * top)
+    have = set(loaded)
+    order = [int(i) for i in np.argsort(-grow, kind="stable")[: GROW_K + len(have)]]
+    return [i for i in order if grow[i] >= line and i not in have][:GROW_K]

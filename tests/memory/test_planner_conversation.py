@@ -1,0 +1,67 @@
+"""The planner selects from the whole conversation and takes learned signals through a protocol.
+
+Real demo registry and the real embedder: a follow-up that names no task keeps the earlier
+request's tool, and a store-like signals object's companions and past-request votes reach the
+picks (with ``NoSignals`` nothing learned is used).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+from numpy.typing import NDArray
+
+from tooltray.memory.config import Settings
+from tooltray.memory.core.planner import Planner
+from tooltray.memory.core.signals import NoSignals
+from tooltray.tools.demo import demo_registry
+
+REQUEST = "Show me the git log of the last commits on this repository"
+FOLLOW_UP = "Yes, that's correct."
+
+
+class TableSignals:
+    """A fixed learned table: what a store with history answers, without the store."""
+
+    def __init__(self, companions: dict[str, float], votes: dict[str, float]) -> None:
+        self.table, self.votes = companions, votes
+        self.shapes: list[tuple[int, ...]] = []
+
+    def companions(self, tools: Sequence[str]) -> dict[str, float]:
+        return dict(self.table) if tools else {}
+
+    def past_requests(self, vectors: NDArray[np.float32]) -> dict[str, float]:
+        self.shapes.append(vectors.shape)
+        assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
+        return dict(self.votes)
+
+
+@pytest.fixture(scope="module")
+def planner() -> Planner:
+    return Planner(demo_registry(), Settings(db="sqlite://", context_window=256))
+
+
+def names(cands: Sequence[object]) -> list[str]:
+    return [c.name for c in cands]  # type: ignore[attr-defined]
+
+
+def test_a_follow_up_keeps_the_earlier_requests_tool(planner: Planner) -> None:
+    retriever = planner.retriever()
+    alone = names(retriever.conversation_picks([REQUEST], NoSignals()))
+    assert alone[0] == "git_log"
+    assert "git_log" in names(retriever.conversation_picks([REQUEST, FOLLOW_UP], NoSignals()))
+    assert "git_log" not in names(retriever.conversation_picks([FOLLOW_UP], NoSignals()))
+
+
+def test_learned_companions_replace_bundle_mates_and_votes_get_every_message(
+    planner: Planner,
+) -> None:
+    signals = TableSignals({"files_read": 0.9, "web_fetch": 0.1}, {"calendar_list_events": 1.0})
+    picks = names(planner.retriever().conversation_picks([REQUEST, FOLLOW_UP], signals))
+    assert "files_read" in picks and "web_fetch" not in picks
+    assert "calendar_list_events" in picks
+    assert signals.shapes and signals.shapes[-1][0] == 2
+    without = names(planner.retriever().conversation_picks([REQUEST, FOLLOW_UP], NoSignals()))
+    assert "files_read" not in without and "calendar_list_events" not in without

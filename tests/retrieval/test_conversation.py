@@ -1,0 +1,50 @@
+"""Conversation scores: decay over task messages only, the best weighted score, growth rules."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tooltray.memory.retrieval import conversation as conv
+
+
+def msg(*scores: float) -> conv.MessageScores:
+    return conv.MessageScores(np.asarray(scores, dtype=np.float64))
+
+
+def test_follow_ups_do_not_age_the_request_but_later_tasks_do() -> None:
+    request, follow_up, task = msg(6.0, 0.0, 0.0), msg(1.0, 1.2, 0.5), msg(0.0, 5.0, 0.0)
+    assert conv.weights([request, follow_up, follow_up]) == [1.0, 1.0, 1.0]
+    assert conv.weights([request, task, follow_up]) == [conv.DECAY, 1.0, 1.0]
+
+
+def test_a_tool_matched_by_an_earlier_request_stays_a_candidate_after_a_follow_up() -> None:
+    combined = conv.combine([msg(6.0, 0.0, -1.0), msg(0.5, 1.0, 0.2)])
+    assert int(np.argmax(combined)) == 0
+    assert combined[0] == 6.0
+    after_task = conv.combine([msg(6.0, 0.0, -1.0), msg(0.0, 5.0, 0.0)])
+    assert after_task[0] == conv.DECAY * 6.0 and int(np.argmax(after_task)) == 1
+
+
+def test_past_votes_join_on_the_calibrated_scale() -> None:
+    base = conv.combine([msg(3.0, 2.9, 0.0)])
+    votes = conv.vote_row({"b": 1.0, "unknown": 1.0}, {"a": 0, "b": 1, "c": 2}, 3)
+    assert votes is not None and votes.tolist() == [0.0, 1.0, 0.0]
+    assert int(np.argmax(conv.combine([msg(3.0, 2.9, 0.0)], votes))) == 1
+    assert int(np.argmax(base)) == 0
+    assert conv.vote_row({}, {"a": 0}, 1) is None
+
+
+def test_growth_takes_strong_unloaded_tools_and_accumulated_evidence() -> None:
+    score = np.array([6.0, 5.5, 1.0, 0.0])
+    assert conv.growth(score, np.zeros(4), loaded=[0]) == [1]
+    assert conv.growth(score, np.zeros(4), loaded=[0, 1]) == []
+    twice = [msg(0.0, 0.0, 2.4, 0.0), msg(0.0, 0.0, 2.4, 0.0)]
+    single = conv.combine(twice)
+    assert conv.growth(single, np.zeros(4), loaded=[]) == []
+    assert conv.growth(single, conv.evidence(twice), loaded=[]) == [2]
+
+
+def test_growth_needs_support_from_the_current_message() -> None:
+    score = np.array([6.0, 5.5, 1.0])
+    assert conv.growth(score, np.zeros(3), loaded=[0], current=np.array([0.0, 0.5, 0.0])) == []
+    assert conv.growth(score, np.zeros(3), loaded=[0], current=np.array([0.0, 1.5, 0.0])) == [1]
