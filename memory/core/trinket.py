@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from types import TracebackType
 from typing import Any
 
 from tooltray.events import payloads as p
@@ -24,13 +23,18 @@ from tooltray.events import signals as sig
 from tooltray.memory.config import Settings
 from tooltray.memory.core import outages
 from tooltray.memory.core.journal import Journal
+from tooltray.memory.core.lifecycle import evict, expire_fallback
 from tooltray.memory.core.planner import Planner
 from tooltray.memory.core.prompt import PromptView
 from tooltray.memory.core.results import ResultShelf
-from tooltray.memory.core.selection import expired_fallbacks, idle_tools
 from tooltray.memory.core.session import SessionState, ViewMode, grown_turn, user_texts
 from tooltray.memory.core.signals import SelectionSignals
-from tooltray.memory.core.views import all_tools_view, selected_view
+from tooltray.memory.core.views import (
+    all_tools_view,
+    announce_prefix,
+    selected_view,
+    turn_record,
+)
 from tooltray.memory.learning.update import learned_signals, lesson
 from tooltray.memory.metatools.dispatch import announce, dispatch, mark_escape
 from tooltray.memory.metatools.effects import Search
@@ -44,8 +48,6 @@ from tooltray.memory.store.records import (
     HistoryEvent,
     Learning,
     Load,
-    TurnRecord,
-    Unload,
     Use,
 )
 from tooltray.memory.store.rules import empty_snapshot
@@ -124,12 +126,7 @@ class ToolLoaderTrinket:
     def __enter__(self) -> ToolLoaderTrinket:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
     # ----- lifecycle -------------------------------------------------------------------------
@@ -270,18 +267,13 @@ class ToolLoaderTrinket:
 
     def _on_tools_registered(self, sender: Any, payload: p.ToolsRegistered, **_: Any) -> None:
         """Near duplicates of tools registered at run time: logged, and recorded in each session."""
-        from tooltray.memory.lint.runtime import registration_warnings
-        from tooltray.memory.retrieval.adapter import make_embedder
+        from tooltray.memory.lint.runtime import as_events, near_duplicates
 
         with self._lock:
-            embedder = make_embedder(self.settings, self.store)
-            found = registration_warnings(payload.tools, self.registry.allowed(), embedder)
+            found = near_duplicates(payload.tools, self.registry, self.settings, self.store)
             for state in list(self._sessions.values()) if found else []:
-                events = [
-                    self._event(state, "near-duplicate", f.tools[0], f.evidence[:500])
-                    for f in found
-                ]
-                self.journal.commit(state, Changes(events=events))
+                rows = as_events(state.session_id, state.turn, found)
+                self.journal.commit(state, Changes(events=rows))
 
     def _on_turn_completed(self, sender: Any, payload: p.TurnCompleted, **_: Any) -> None:
         with self._lock:
@@ -289,7 +281,7 @@ class ToolLoaderTrinket:
             if state is None or not self.enabled:
                 return
             turn = max(payload.turn, state.turn)
-            changes = self._expire_fallback(state, turn)
+            changes = expire_fallback(state, turn)
             changes.turn = turn
             changes.learn = self._lesson(state, turn)
             self.journal.commit(state, changes)
@@ -299,33 +291,15 @@ class ToolLoaderTrinket:
         tools, state.taught = state.taught, []
         return lesson(self.settings, turn, tools, state.user_text, self.planner.message_vector)
 
-    def _expire_fallback(self, state: SessionState, turn: int) -> Changes:
-        keep, drop = expired_fallbacks(state.snapshot.loaded, state.fallback_turn or turn)
-        state.fallback_turn = None
-        changes = Changes(
-            loads=[Load(n, "escape", turn) for n in keep], unloads=[Unload(n) for n in drop]
-        )
-        if drop:
-            gone = p.ToolsUnloaded(turn=turn, tools=drop, reason="fallback-expired")
-            sig.emit(sig.tools_unloaded, state.session_id, gone)
-        return changes
-
     def _on_compacted(self, sender: Any, payload: p.ContextCompacted, **_: Any) -> None:
         with self._lock:
             state = self._sessions.get(str(sender))
             if state is None or not self.enabled:
                 return
             turn = max(payload.turn or 0, state.turn)
-            changes = self._evict(state, turn)
+            changes = evict(state, turn, self.settings.idle_turns)
             changes.events.append(self._event(state, "compacted"))
             self.journal.commit(state, changes)
-
-    def _evict(self, state: SessionState, turn: int) -> Changes:
-        gone = idle_tools(state.snapshot.loaded, turn, self.settings.idle_turns)
-        if gone:
-            evicted = p.ToolsUnloaded(turn=turn, tools=gone, reason="evicted")
-            sig.emit(sig.tools_unloaded, state.session_id, evicted)
-        return Changes(unloads=[Unload(n, "evicted") for n in gone])
 
     # ----- internals -------------------------------------------------------------------------
 
@@ -366,7 +340,7 @@ class ToolLoaderTrinket:
     def _boundary(self, state: SessionState, fresh: bool = False) -> None:
         """Start or resume ``state``; a ``fresh`` start is stored only if no process beat us."""
         resumed = bool(state.snapshot.loaded) or state.turn > 0
-        changes = self._evict(state, state.turn) if resumed else Changes()
+        changes = evict(state, state.turn, self.settings.idle_turns) if resumed else Changes()
         changes.events.append(self._event(state, "resumed" if resumed else "started"))
         changes.meta = {"selected": False}
         changes.status = "active"
@@ -385,7 +359,7 @@ class ToolLoaderTrinket:
         turn = len(users)
         if turn > state.turn:
             if state.fallback_turn is not None and state.fallback_turn < turn:
-                changes = self._expire_fallback(state, turn)
+                changes = expire_fallback(state, turn)
             changes.turn = turn
             self.journal.commit(state, changes)
         try:
@@ -444,25 +418,10 @@ class ToolLoaderTrinket:
 
     def _record_turn(self, state: SessionState, view: PromptView) -> None:
         """One ``turns`` row per turn with the prefix hash handed out (upserted on a change)."""
-        same = view.prefix_hash == state.prefix_hash
-        if state.health == "disabled" or (same and state.recorded_turn == state.turn):
-            return
-        previous = None if same else state.prefix_hash
-        state.prefix_hash, state.recorded_turn = view.prefix_hash, state.turn
-        record = TurnRecord(
-            state.session_id,
-            state.turn,
-            view.prefix_hash,
-            view.tool_tokens,
-            len(view.loaded),
-            view.eager_tokens,
-        )
-        self.journal.commit(state, Changes(turn_record=record))
-        if previous is not None:
-            changed = p.SelectionChanged(
-                turn=state.turn, added=[], removed=[], prefix_hash=view.prefix_hash
-            )
-            sig.emit(sig.selection_changed, state.session_id, changed)
+        record = turn_record(state, view)
+        if record is not None:
+            self.journal.commit(state, Changes(turn_record=record))
+            announce_prefix(state, view)
 
     def _search(self, state: SessionState) -> Search:
         """The planner's search for ``load_tools``; lexical while the embedder is down."""

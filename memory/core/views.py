@@ -8,11 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from tooltray.events import payloads as p
+from tooltray.events import signals as sig
 from tooltray.memory.config import Settings
 from tooltray.memory.core.planner import Planner
 from tooltray.memory.core.prompt import NATIVE_PATHS, PromptView, compose
 from tooltray.memory.core.session import SessionState, ViewMode
 from tooltray.memory.metatools import meta_tool_specs
+from tooltray.memory.store.records import TurnRecord
 from tooltray.tools.registry import ToolRegistry
 from tooltray.tools.spec import ToolSpec
 
@@ -57,3 +60,32 @@ def selected_view(
         menu=planner.menu() if choosing else "",
         eager_tokens=planner.eager_tokens(),
     )
+
+
+def turn_record(state: SessionState, view: PromptView) -> TurnRecord | None:
+    """The ``turns`` row ``view`` calls for: one per turn, again when its prefix changed.
+
+    Remembers the hash handed out, so :func:`announce_prefix` can tell a change from a first view.
+    """
+    same = view.prefix_hash == state.prefix_hash
+    if state.health == "disabled" or (same and state.recorded_turn == state.turn):
+        return None
+    state.changed_prefix = not same and state.prefix_hash is not None
+    state.prefix_hash, state.recorded_turn = view.prefix_hash, state.turn
+    return TurnRecord(
+        state.session_id,
+        state.turn,
+        view.prefix_hash,
+        view.tool_tokens,
+        len(view.loaded),
+        view.eager_tokens,
+    )
+
+
+def announce_prefix(state: SessionState, view: PromptView) -> None:
+    """Send ``selection-changed`` when the view's prefix differs from the last one handed out."""
+    if state.changed_prefix:
+        changed = p.SelectionChanged(
+            turn=state.turn, added=[], removed=[], prefix_hash=view.prefix_hash
+        )
+        sig.emit(sig.selection_changed, state.session_id, changed)

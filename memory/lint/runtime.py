@@ -12,9 +12,13 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
+from tooltray.memory.config import Settings
 from tooltray.memory.lint.finding import Finding
 from tooltray.memory.lint.runner import check_registered
+from tooltray.memory.store.base import BaseStore
+from tooltray.memory.store.records import HistoryEvent
 from tooltray.tools.errors import TooltrayError
+from tooltray.tools.registry import ToolRegistry
 from tooltray.tools.spec import ToolSpec
 
 log = logging.getLogger("tooltray")
@@ -37,3 +41,20 @@ def registration_warnings(
             finding.evidence,
         )
     return found
+
+
+def near_duplicates(
+    new: Sequence[str], registry: ToolRegistry, settings: Settings, store: BaseStore
+) -> list[Finding]:
+    """Findings for tools just registered against every allowed tool (vectors cached in store)."""
+    from tooltray.memory.retrieval.adapter import make_embedder
+
+    return registration_warnings(new, registry.allowed(), make_embedder(settings, store))
+
+
+def as_events(session_id: str, turn: int, found: Sequence[Finding]) -> list[HistoryEvent]:
+    """The ``near-duplicate`` history rows a session records for ``found``."""
+    return [
+        HistoryEvent(session_id, turn, "near-duplicate", f.tools[0], detail=f.evidence[:500])
+        for f in found
+    ]
