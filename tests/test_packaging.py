@@ -74,3 +74,24 @@ def test_only_the_tooltray_namespace_is_importable(top: str, tmp_path: Path) -> 
         text=True,
     )
     assert ok.returncode == 0, ok.stderr
+
+
+def test_every_package_imports_first_in_a_fresh_interpreter(tmp_path: Path) -> None:
+    """An import cycle shows only when the right package is imported first: try each first."""
+    modules = _source_packages() + ["tooltray.memory.metatools.effects"]
+    script = (
+        "import importlib, subprocess, sys\n"
+        "bad = []\n"
+        "for m in sys.argv[1:]:\n"
+        "    r = subprocess.run([sys.executable, '-c', f'import {m}'], capture_output=True,"
+        " text=True)\n"
+        "    if r.returncode:\n"
+        "        bad.append(m + ': ' + (r.stderr.strip().splitlines() or [''])[-1])\n"
+        "print('\\n'.join(bad))\n"
+    )
+    wanted = [m for m in modules if "versions" not in m]
+    run = subprocess.run(
+        [sys.executable, "-c", script, *wanted], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "", f"these modules fail when imported first:\n{run.stdout}"

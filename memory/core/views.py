@@ -14,7 +14,7 @@ from tooltray.memory.config import Settings
 from tooltray.memory.core.planner import Planner
 from tooltray.memory.core.prompt import NATIVE_PATHS, PromptView, compose
 from tooltray.memory.core.session import SessionState, ViewMode
-from tooltray.memory.metatools import meta_tool_specs
+from tooltray.memory.metatools.specs import meta_tool_specs
 from tooltray.memory.store.records import TurnRecord
 from tooltray.tools.registry import ToolRegistry
 from tooltray.tools.spec import ToolSpec
