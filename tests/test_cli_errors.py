@@ -17,7 +17,12 @@ from click.testing import CliRunner
 from tooltray.memory.cli.main import cli
 
 BAD_ARGUMENTS = {"query": "DELETE FROM sessions", "session": "no-such-session"}
-REQUIRED = {"base_url": "http://127.0.0.1:9/v1", "model": "m"}
+REQUIRED = {
+    "base_url": "http://127.0.0.1:9/v1",
+    "model": "m",
+    "before": "2020-01-01",
+    "config_path": "servers.json",
+}
 
 
 def leaves(group: click.Group, prefix: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:

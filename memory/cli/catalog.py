@@ -151,6 +151,11 @@ def lint_specs(catalog: str | None, mcp: Sequence[str]) -> tuple[list[ToolSpec],
         raise ConfigError("Give --catalog FILE or --mcp CMD, not both.")
     if catalog is not None:
         loaded = load_lenient(catalog)
+        if not loaded.tools and not loaded.findings:
+            raise ConfigError(
+                f"Catalog {catalog} has no tools: write one JSON object a line "
+                '({"name", "description", "parameters", "group"}).'
+            )
         return loaded.tools, list(loaded.findings)
     if not mcp:
         return load_specs(None, False)[0], []
