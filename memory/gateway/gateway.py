@@ -176,13 +176,13 @@ class Gateway:
     def _lookup(self, name: str) -> tuple[Route, str] | None:
         """The route and listed name of the allowed tool ``name`` (prefixed spellings too)."""
         route = self.catalog.route(name)
-        if route is None or not self.registry.is_allowed(name):
+        if route is None or not self.trinket.registry.is_allowed(name):
             return None
-        return route, self.registry.resolve(name).name
+        return route, self.trinket.registry.resolve(name).name
 
     async def _refuse(self, session_id: str, name: str) -> types.CallToolResult:
         try:
-            self.registry.resolve(name)
+            self.trinket.registry.resolve(name)
             reason = f"Tool {name!r} is not served by any running MCP server."
         except TooltrayError as exc:
             reason = str(exc)
