@@ -56,7 +56,6 @@ class SessionState:
         pending: changes the store could not take yet, replayed in order when it is back.
         deferred: tool-used changes applied here and stored with the next commit.
         prefix_hash: hash of the last prompt prefix handed out.
-        changed_prefix: the last recorded view changed the prefix (``selection-changed`` due).
         recorded_turn: the last turn whose prefix hash is in the ``turns`` table.
         grown_turn: the last turn whose user message was matched for growth (once per turn).
         warned: reasons logged loudly in the current outage (cleared when it ends, so that a
@@ -75,7 +74,6 @@ class SessionState:
     pending: list[Changes] = field(default_factory=list)
     deferred: Changes | None = None
     prefix_hash: str | None = None
-    changed_prefix: bool = False
     recorded_turn: int = -1
     grown_turn: int = -1
     warned: set[str] = field(default_factory=set)

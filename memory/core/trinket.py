@@ -416,10 +416,11 @@ class ToolLoaderTrinket:
 
     def _record_turn(self, state: SessionState, view: PromptView) -> None:
         """One ``turns`` row per turn with the prefix hash handed out (upserted on a change)."""
-        record = turn_record(state, view)
-        if record is not None:
-            self.journal.commit(state, Changes(turn_record=record))
-            announce_prefix(state, view)
+        found = turn_record(state, view)
+        if found is not None:
+            self.journal.commit(state, Changes(turn_record=found[0]))
+            if found[1]:
+                announce_prefix(state, view)
 
     def _search(self, state: SessionState) -> Search:
         """The planner's search for ``load_tools``; lexical while the embedder is down."""

@@ -62,17 +62,15 @@ def selected_view(
     )
 
 
-def turn_record(state: SessionState, view: PromptView) -> TurnRecord | None:
-    """The ``turns`` row ``view`` calls for: one per turn, again when its prefix changed.
-
-    Remembers the hash handed out, so :func:`announce_prefix` can tell a change from a first view.
-    """
+def turn_record(state: SessionState, view: PromptView) -> tuple[TurnRecord, bool] | None:
+    """The ``turns`` row ``view`` calls for (one per turn, again when its prefix changed), and
+    whether the prefix changed from the last one handed out (remembered in ``state``)."""
     same = view.prefix_hash == state.prefix_hash
     if state.health == "disabled" or (same and state.recorded_turn == state.turn):
         return None
-    state.changed_prefix = not same and state.prefix_hash is not None
+    changed = not same and state.prefix_hash is not None
     state.prefix_hash, state.recorded_turn = view.prefix_hash, state.turn
-    return TurnRecord(
+    record = TurnRecord(
         state.session_id,
         state.turn,
         view.prefix_hash,
@@ -80,12 +78,12 @@ def turn_record(state: SessionState, view: PromptView) -> TurnRecord | None:
         len(view.loaded),
         view.eager_tokens,
     )
+    return record, changed
 
 
 def announce_prefix(state: SessionState, view: PromptView) -> None:
-    """Send ``selection-changed`` when the view's prefix differs from the last one handed out."""
-    if state.changed_prefix:
-        changed = p.SelectionChanged(
-            turn=state.turn, added=[], removed=[], prefix_hash=view.prefix_hash
-        )
-        sig.emit(sig.selection_changed, state.session_id, changed)
+    """Send ``selection-changed``: the view's prefix differs from the last one handed out."""
+    changed = p.SelectionChanged(
+        turn=state.turn, added=[], removed=[], prefix_hash=view.prefix_hash
+    )
+    sig.emit(sig.selection_changed, state.session_id, changed)
