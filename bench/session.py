@@ -173,7 +173,8 @@ def open_trinket(
     """A trinket over a new Store on ``url``; closed (signals and pool) on exit."""
     store = Store(url)
     full = Settings(db=url, **settings)
-    planner = Planner(registry, full, store, ORACLE.get("signals"))
+    oracle = ORACLE.get("signals")
+    planner = Planner(registry, full, store, oracle) if oracle is not None else None
     trinket = ToolLoaderTrinket(registry, store, settings=full, planner=planner)
     try:
         yield trinket

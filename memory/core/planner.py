@@ -175,6 +175,20 @@ class Planner:
         except TooltrayError:
             return None
 
+    def request_text(self, users: Sequence[str]) -> str | None:
+        """Which of a turn's user messages asked for what it used: the first task message.
+
+        After "add a reminder", "user1", "my password is x" the call follows the credentials, but
+        the request is the first message; storing its vector lets a later "set a reminder" find
+        this turn. A follow-up (matching nothing strongly) is never the request while a task
+        message exists. Without a retrieval index, the latest message.
+        """
+        texts = [u for u in users if u and u.strip()]
+        retriever = self.catalog().retriever
+        if not texts or retriever is None:
+            return texts[-1] if texts else None
+        return retriever.request_of(texts)
+
     def plan(self, state: SessionState, users: Sequence[str], *, initial: bool) -> Plan:
         """Initial selection (start/resume) or growth (later turns, append-only)."""
         if initial and self.all_fit():

@@ -63,8 +63,9 @@ class SessionState:
         unread: the store could not be read when this state was made: it is not known yet
             whether the session is stored (see :meth:`Journal.unread`).
         taught: allowed tools used since the last turn end (what the turn teaches; learning on).
-        user_text: the latest user message (embedded at turn end for learning; never stored
-            unless ``learn_keep_text``).
+        user_texts: the user messages since the last turn that used tools (at turn end the
+            planner embeds the one that asked for them; never stored unless ``learn_keep_text``).
+        learned_upto: how many of the conversation's user messages earlier lessons covered.
     """
 
     session_id: str
@@ -79,7 +80,8 @@ class SessionState:
     warned: set[str] = field(default_factory=set)
     unread: bool = False
     taught: list[str] = field(default_factory=list)
-    user_text: str | None = None
+    user_texts: list[str] = field(default_factory=list)
+    learned_upto: int = 0
 
     @property
     def selection_mode(self) -> SelectionMode:

@@ -21,12 +21,16 @@ class SelectionSignals(Protocol):
         """Tools learned to be used with ``tools`` (same or next turn): name -> strength 0..1."""
         ...
 
-    def past_requests(self, vectors: NDArray[np.float32]) -> dict[str, float]:
+    def past_requests(
+        self, vectors: NDArray[np.float32], weights: Sequence[float] | None = None
+    ) -> dict[str, float]:
         """Votes in [0, 1] from the past turns nearest to ``vectors``.
 
         Args:
             vectors: ``(n, d)`` float32 L2-normalised query embeddings of the conversation's user
                 messages, latest last.
+            weights: how much each message counts (the conversation's decay; default: the
+                latest 1, each earlier one half).
         """
         ...
 
@@ -38,6 +42,8 @@ class NoSignals:
         """Always empty."""
         return {}
 
-    def past_requests(self, vectors: NDArray[np.float32]) -> dict[str, float]:
+    def past_requests(
+        self, vectors: NDArray[np.float32], weights: Sequence[float] | None = None
+    ) -> dict[str, float]:
         """Always empty."""
         return {}

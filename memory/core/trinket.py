@@ -89,7 +89,7 @@ class ToolLoaderTrinket:
         self.signals: SelectionSignals = learned_signals(
             self.store, self.registry.is_allowed, self.settings
         )
-        self.planner = planner or Planner(self.registry, self.settings, self.store)
+        self.planner = planner or Planner(self.registry, self.settings, self.store, self.signals)
         self.shelf = ResultShelf(self.store, self.settings.result_max_chars)
         self._sessions: dict[str, SessionState] = {}
         self._lock = threading.RLock()
@@ -285,9 +285,14 @@ class ToolLoaderTrinket:
             self.journal.commit(state, changes)
 
     def _lesson(self, state: SessionState, turn: int) -> Learning | None:
-        """What the finished turn teaches (allowed tools it used, its message's vector)."""
+        """What the finished turn teaches (allowed tools it used, its request's vector)."""
         tools, state.taught = state.taught, []
-        return lesson(self.settings, turn, tools, state.user_text, self.planner.message_vector)
+        if not tools:  # the request stays pending: its tools may be called a turn later
+            return None
+        text = self.planner.request_text(state.user_texts)
+        state.learned_upto += len(state.user_texts)
+        state.user_texts = []
+        return lesson(self.settings, turn, tools, text, self.planner.message_vector)
 
     def _on_compacted(self, sender: Any, payload: p.ContextCompacted, **_: Any) -> None:
         with self._lock:
@@ -352,7 +357,7 @@ class ToolLoaderTrinket:
             return self.all_tools_view(state.session_id, state.turn, "disabled", self._eager())
         users = user_texts(messages)
         if self.settings.learn == "on" and users:
-            state.user_text = users[-1]
+            state.user_texts = users[min(state.learned_upto, len(users) - 1) :]
         changes = Changes()
         turn = len(users)
         if turn > state.turn:

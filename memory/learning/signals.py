@@ -24,16 +24,16 @@ from tooltray.memory.store.learned import read_clock, read_mates, read_requests
 log = logging.getLogger("tooltray")
 Allowed = Callable[[str], bool]
 
-PRIOR = 1.0
-"""Pseudo-count (in today's scale) added to a tool's own weight: one fresh co-use gives 0.5,
-and evidence that is not renewed fades towards 0 as its weight decays below the prior."""
+PRIOR = 3.0
+"""Pseudo-count (in today's scale) added to a tool's own weight: one fresh co-use gives 0.25 and
+two 0.4, so a single session that happened to use two tools together pulls nothing in (the
+companion bar is 0.3), while a habit seen in most of a tool's turns approaches its share;
+evidence that is not renewed fades towards 0 as its weight decays below the prior."""
 NEAREST = 5
 MIN_SIMILARITY = 0.5
 """Cosine below which a past turn is not asked (MiniLM: unrelated requests sit near 0.1-0.3)."""
 MIN_SHARE = 0.05
 """Mates seen with a tool in under this share of its turns are not read (too weak to matter)."""
-LOOKBACK = 3
-"""User messages asked, latest first, each counting half the one after it."""
 
 
 class StoreSignals:
@@ -75,8 +75,15 @@ class StoreSignals:
                 out[mate] = max(out.get(mate, 0.0), strength)
         return {name: value for name, value in out.items() if self.allowed(name)}
 
-    def past_requests(self, vectors: NDArray[np.float32]) -> dict[str, float]:
-        """Votes of the nearest past turns: similarity-weighted share of them that used a tool."""
+    def past_requests(
+        self, vectors: NDArray[np.float32], weights: Sequence[float] | None = None
+    ) -> dict[str, float]:
+        """Votes of the nearest past turns: similarity-weighted share of them that used a tool.
+
+        A past turn is asked when it is at least :data:`MIN_SIMILARITY` close to one of the
+        messages; that message's weight (default: the latest 1, each earlier one half) then
+        scales its vote, so an earlier request still finds its past turns at full similarity.
+        """
         query = np.asarray(vectors, np.float32)
         if query.ndim != 2 or not len(query):
             return {}
@@ -89,15 +96,16 @@ class StoreSignals:
             matrix, ids, tools = self._rows.view()
         if matrix is None or matrix.shape[1] != query.shape[1]:
             return {}
-        return self._votes(matrix @ _weighted(query).T, ids, tools, newest)
+        sims = matrix @ query.T
+        scaled = np.where(sims >= MIN_SIMILARITY, sims * _weights(len(query), weights), 0.0)
+        return self._votes(scaled.max(axis=1), ids, tools, newest)
 
     def _votes(
-        self, sims: NDArray[np.float32], ids: Any, tools: list[list[str]], newest: int
+        self, best: NDArray[np.float32], ids: Any, tools: list[list[str]], newest: int
     ) -> dict[str, float]:
-        best = sims.max(axis=1)
         k = min(NEAREST, len(best))
         near = np.argpartition(-best, k - 1)[:k]
-        near = near[best[near] >= MIN_SIMILARITY]
+        near = near[best[near] > 0]
         if not len(near):
             return {}
         decay = np.exp2(-(newest - ids[near]) / self.half_life)
@@ -128,8 +136,8 @@ class StoreSignals:
             self._rows.append([int(r.id) for r in rows], block, tools)
 
 
-def _weighted(query: NDArray[np.float32]) -> NDArray[np.float32]:
-    """The last :data:`LOOKBACK` messages, latest at weight 1, each earlier one at half."""
-    recent = query[-LOOKBACK:]
-    weights = 0.5 ** np.arange(len(recent) - 1, -1, -1, dtype=np.float32)
-    return (recent * weights[:, None]).astype(np.float32)
+def _weights(n: int, given: Sequence[float] | None) -> NDArray[np.float32]:
+    """Per message (latest last): ``given``, or the latest at 1 and each earlier one at half."""
+    if given is not None and len(given) == n:
+        return np.asarray(given, np.float32)
+    return (0.5 ** np.arange(n - 1, -1, -1)).astype(np.float32)

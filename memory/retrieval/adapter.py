@@ -75,6 +75,8 @@ class Retriever(Protocol):
         self, users: Sequence[str], signals: SelectionSignals
     ) -> list[Candidate]: ...
 
+    def request_of(self, texts: Sequence[str]) -> str: ...
+
     def conversation_growth(
         self, users: Sequence[str], signals: SelectionSignals, loaded: Sequence[str]
     ) -> list[Candidate]: ...
@@ -184,12 +186,13 @@ class IndexRetriever:
         texts = [u for u in users if u and u.strip()][-conv.MAX_MESSAGES :]
         parts = [self._message(t) for t in texts]
         messages = [p[0] for p in parts]
-        vectors = [p[2] for p in parts if p[2] is not None]
+        have = [i for i, p in enumerate(parts) if p[2] is not None]
         votes = None
-        if vectors:
-            stack = np.vstack(vectors).astype(np.float32)
+        if have:
+            stack = np.vstack([parts[i][2] for i in have]).astype(np.float32)
             stack /= np.maximum(np.linalg.norm(stack, axis=1, keepdims=True), 1e-12)
-            learned = signals.past_requests(stack)
+            decay = conv.weights(messages)
+            learned = signals.past_requests(stack, [decay[i] for i in have])
             votes = conv.vote_row(learned, self.index.position, len(self.index.names))
         return messages, conv.combine(messages, votes), parts[-1][1], texts[-1]
 
@@ -204,6 +207,16 @@ class IndexRetriever:
             if v >= COMPANION_MIN and n in self.index.position and n not in have
         ]
 
+    def request_of(self, texts: Sequence[str]) -> str:
+        """The first task message of ``texts`` (see :meth:`Planner.request_text`); the latest
+        when none is one, or when the embedder is down."""
+        recent = list(texts[-conv.MAX_MESSAGES :])
+        try:
+            flags = conv.tasks([self._message(text)[0] for text in recent])
+        except EmbedderError:
+            return recent[-1]
+        return next((t for t, task in zip(recent, flags) if task), recent[-1])
+
     def conversation_picks(
         self, users: Sequence[str], signals: SelectionSignals
     ) -> list[Candidate]:
@@ -214,22 +227,27 @@ class IndexRetriever:
         """
         if not [u for u in users if u and u.strip()]:
             return []
-        _, final, current, text = self._conversation(users, signals)
+        messages, final, current, text = self._conversation(users, signals)
         k, idx = self.settings.max_tools, self.index
         main = over_bar(idx.ties.top(final, k, text), final)
         if not main or k < 1:
             return []
-        extra = sentence_best(current.sentences, final, idx.ties, text, main)[: k // 2]
+        extra = sentence_best(current.sentences, final, idx.ties, text, main)
+        extra += sentence_best(conv.earlier_tasks(messages), final, idx.ties, text, main + extra)
+        extra = extra[: k // 2]
         chosen = main[: k - len(extra)] + extra
         top = float(final[main[0]])
         out = [Candidate(idx.names[i], "semantic", float(final[i])) for i in chosen]
         strong = [idx.names[i] for i in chosen if final[i] >= 0.5 * top]
-        learned = self._companions(signals, strong, top, {c.name for c in out})
-        if learned:
-            return out + learned[: k - len(out)]
+        learned = self._companions(signals, strong, top, {c.name for c in out})[: k - len(out)]
+        out += learned
+        taken = {c.name for c in out}
         pullers = [i for i in chosen if final[i] >= PULL_RATIO * top]
-        pulled = mates(pullers, final, idx.bundles)[: k - len(chosen)]
-        return out + [Candidate(idx.names[i], "semantic", float(final[i])) for i in pulled]
+        pulled = [i for i in mates(pullers, final, idx.bundles) if idx.names[i] not in taken]
+        return (
+            out
+            + [Candidate(idx.names[i], "semantic", float(final[i])) for i in pulled][: k - len(out)]
+        )
 
     def conversation_growth(
         self, users: Sequence[str], signals: SelectionSignals, loaded: Sequence[str]

@@ -6,7 +6,8 @@ that's correct.", "My username is X") and the task is in an earlier message. So 
 the session is scored on its own calibrated (z) scale, and a tool's conversation score is the best
 of its weighted message scores: the current message at weight 1, an earlier one at
 ``DECAY ** k`` where ``k`` counts the *task* messages after it. A follow-up is told by how weakly it
-matches anything (its best fused z below ``FOLLOW_UP_TOP``), not by its word count, and does not
+matches anything (its best fused z below ``FOLLOW_UP_TOP``, or below ``FOLLOW_UP_RATIO`` of the
+conversation's strongest message: z-scales differ by catalog), not by its word count, and does not
 age the context: after "request, follow-up, follow-up" the request still weighs 1.
 
 Growth (later turns, append-only) adds the strongest tools of the conversation score not loaded
@@ -27,7 +28,8 @@ from numpy.typing import NDArray
 from tooltray.memory.retrieval.fusion import zscores
 
 DECAY = 0.7
-FOLLOW_UP_TOP = 3.0
+FOLLOW_UP_TOP = 2.2
+FOLLOW_UP_RATIO = 0.65
 MAX_MESSAGES = 6
 EVIDENCE_SHARE = 0.6
 PAST_WEIGHT = 0.5
@@ -51,13 +53,19 @@ class MessageScores:
         return float(finite.max()) if finite.size else 0.0
 
 
+def tasks(messages: Sequence[MessageScores]) -> list[bool]:
+    """Per message: does it state a task (match something strongly), or follow one up?"""
+    best = max((m.top for m in messages), default=0.0)
+    line = max(FOLLOW_UP_TOP, FOLLOW_UP_RATIO * best)
+    return [m.top >= line for m in messages]
+
+
 def weights(messages: Sequence[MessageScores]) -> list[float]:
     """Per message (oldest first): ``DECAY`` to the number of task messages after it."""
     out, tasks_after = [], 0
-    for m in reversed(messages):
+    for task in reversed(tasks(messages)):
         out.append(DECAY**tasks_after)
-        if m.top >= FOLLOW_UP_TOP:
-            tasks_after += 1
+        tasks_after += task
     return out[::-1]
 
 
@@ -70,6 +78,17 @@ def combine(messages: Sequence[MessageScores], votes: Row | None = None) -> Row:
     if votes is not None and np.any(votes > 0):
         out = out + PAST_WEIGHT * zscores(votes)
     return out
+
+
+def earlier_tasks(messages: Sequence[MessageScores]) -> Row:
+    """The score rows of the task messages before the current one (oldest first).
+
+    A request followed by a message that strongly matches other tools ("My username is X and my
+    password is Y" matches every account tool) is aged by it in :func:`combine` and can fall under
+    the conversation bar; its own best tools must still load (``sentence_best`` over these rows).
+    """
+    rows = [m.final for m, task in zip(messages[:-1], tasks(messages)) if task]
+    return np.vstack(rows) if rows else np.zeros((0, len(messages[-1].final)))
 
 
 def evidence(messages: Sequence[MessageScores]) -> Row:

@@ -8,10 +8,13 @@ from typing import Any
 import numpy as np
 from sqlalchemy import text
 
+from tooltray.memory.config import Settings
+from tooltray.memory.core.planner import Planner
 from tooltray.memory.core.signals import NoSignals
 from tooltray.memory.core.trinket import ToolLoaderTrinket
 from tooltray.memory.learning import StoreSignals
 from tooltray.memory.store import Store
+from tooltray.tools.registry import ToolRegistry
 
 from .conftest import MakeTrinket, finish_turn, user
 
@@ -111,6 +114,23 @@ def test_learn_keep_text_keeps_the_message(make_trinket: MakeTrinket, db_url: st
     assert rows(db_url, "SELECT text FROM learn_requests") == [(CODE,)]
 
 
+def test_a_turn_teaches_the_request_not_the_follow_up_its_call_came_after(
+    make_trinket: MakeTrinket, db_url: str
+) -> None:
+    trinket = make_trinket(learn_keep_text=True)
+    messages = [user(TRIP)]
+    trinket.prepare("f", messages)
+    finish_turn("f", 1, [])  # the model asked a question back: nothing used, nothing taught
+    messages += [{"role": "assistant", "content": "Which dates?"}, user("Yes, the 10th.")]
+    trinket.prepare("f", messages)
+    finish_turn("f", 2, ["travel_search_flights"])
+    messages += [{"role": "assistant", "content": "done"}, user(CODE)]
+    trinket.prepare("f", messages)
+    finish_turn("f", 3, ["files_read"])
+    found = rows(db_url, "SELECT turn, text FROM learn_requests ORDER BY turn")
+    assert found == [(2, TRIP), (3, CODE)]
+
+
 def test_denied_refused_meta_and_fallback_loads_never_teach(
     make_trinket: MakeTrinket, db_url: str
 ) -> None:
@@ -129,15 +149,22 @@ def test_denied_refused_meta_and_fallback_loads_never_teach(
     assert {m for (m,) in mates} == {"calendar_create_event"}
 
 
-def test_learn_off_is_byte_identical_to_no_learning(make_trinket: MakeTrinket, db_url: str) -> None:
+def test_learn_off_is_byte_identical_to_no_learning(
+    make_trinket: MakeTrinket, registry: ToolRegistry, db_url: str
+) -> None:
     on = make_trinket()
-    seen_on = play(on, "conv")
+    play(on, "conv")  # fills the learned tables: the history `off` must ignore
     on.close()
     learned = {t: rows(db_url, f"SELECT * FROM {t} ORDER BY 1, 2") for t in LEARNED}
     assert learned["learn_requests"] and learned["learn_pairs"]
     off = make_trinket(learn="off")
     assert isinstance(off.signals, NoSignals)
     seen_off = play(off, "conv-off")
-    assert seen_off == seen_on
-    assert stored(db_url, "conv-off") == stored(db_url, "conv")
+    off.close()
     assert {t: rows(db_url, f"SELECT * FROM {t} ORDER BY 1, 2") for t in LEARNED} == learned
+    settings = Settings(db=db_url, learn="off")
+    with Store(db_url) as store:  # selection as it was before learning: a planner without signals
+        planner = Planner(registry, settings, store)
+        with ToolLoaderTrinket(registry, store, settings=settings, planner=planner) as base:
+            assert play(base, "conv-base") == seen_off
+    assert stored(db_url, "conv-base") == stored(db_url, "conv-off")

@@ -16,10 +16,12 @@ from numpy.typing import NDArray
 from tooltray.memory.config import Settings
 from tooltray.memory.core.planner import Planner
 from tooltray.memory.core.signals import NoSignals
+from tooltray.memory.retrieval.conversation import MessageScores, earlier_tasks
 from tooltray.tools.demo import demo_registry
 
 REQUEST = "Show me the git log of the last commits on this repository"
 FOLLOW_UP = "Yes, that's correct."
+CREDENTIALS = "My email login is dana@example.com and my password for the mail account is hunter2."
 
 
 class TableSignals:
@@ -32,8 +34,11 @@ class TableSignals:
     def companions(self, tools: Sequence[str]) -> dict[str, float]:
         return dict(self.table) if tools else {}
 
-    def past_requests(self, vectors: NDArray[np.float32]) -> dict[str, float]:
+    def past_requests(
+        self, vectors: NDArray[np.float32], weights: Sequence[float] | None = None
+    ) -> dict[str, float]:
         self.shapes.append(vectors.shape)
+        assert weights is not None and len(weights) == len(vectors) and max(weights) == 1.0
         assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
         return dict(self.votes)
 
@@ -55,7 +60,7 @@ def test_a_follow_up_keeps_the_earlier_requests_tool(planner: Planner) -> None:
     assert "git_log" not in names(retriever.conversation_picks([FOLLOW_UP], NoSignals()))
 
 
-def test_learned_companions_replace_bundle_mates_and_votes_get_every_message(
+def test_learned_companions_join_the_picks_and_votes_get_every_message(
     planner: Planner,
 ) -> None:
     signals = TableSignals({"files_read": 0.9, "web_fetch": 0.1}, {"calendar_list_events": 1.0})
@@ -65,3 +70,19 @@ def test_learned_companions_replace_bundle_mates_and_votes_get_every_message(
     assert signals.shapes and signals.shapes[-1][0] == 2
     without = names(planner.retriever().conversation_picks([REQUEST, FOLLOW_UP], NoSignals()))
     assert "files_read" not in without and "calendar_list_events" not in without
+
+
+def test_earlier_tasks_are_the_task_messages_before_the_current_one() -> None:
+    request = MessageScores(np.array([2.6, 0.1, 0.0]))  # "check a reminder": a task, weakly
+    follow_up = MessageScores(np.array([0.5, 1.2, 0.3]))  # "yes, that's it"
+    credentials = MessageScores(np.array([0.0, 0.2, 3.5]))  # matches the account tools
+    rows = earlier_tasks([request, follow_up, credentials])
+    assert rows.shape == (1, 3) and rows[0][0] == 2.6
+    assert earlier_tasks([follow_up]).shape == (0, 3)
+
+
+def test_the_request_of_a_turn_is_its_first_task_message(planner: Planner) -> None:
+    planner.retriever()
+    assert planner.request_text([REQUEST, FOLLOW_UP, CREDENTIALS]) == REQUEST
+    assert planner.request_text([FOLLOW_UP, "ok"]) == "ok"
+    assert planner.request_text([]) is None
