@@ -215,7 +215,7 @@ class IndexRetriever:
             flags = conv.tasks([self._message(text)[0] for text in recent])
         except EmbedderError:
             return recent[-1]
-        return next((t for t, task in zip(recent, flags) if task), recent[-1])
+        return next((t for t, task in zip(recent, flags, strict=True) if task), recent[-1])
 
     def conversation_picks(
         self, users: Sequence[str], signals: SelectionSignals

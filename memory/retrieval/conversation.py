@@ -87,7 +87,8 @@ def earlier_tasks(messages: Sequence[MessageScores]) -> Row:
     password is Y" matches every account tool) is aged by it in :func:`combine` and can fall under
     the conversation bar; its own best tools must still load (``sentence_best`` over these rows).
     """
-    rows = [m.final for m, task in zip(messages[:-1], tasks(messages)) if task]
+    flags = tasks(messages)[:-1]
+    rows = [m.final for m, task in zip(messages[:-1], flags, strict=True) if task]
     return np.vstack(rows) if rows else np.zeros((0, len(messages[-1].final)))
 
 
