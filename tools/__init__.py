@@ -54,15 +54,10 @@ if TYPE_CHECKING:
 __getattr__, __dir__ = lazy_exports(
     globals(),
     {
-        ".importers": (
-            "Catalog",
-            "from_callable",
-            "from_mcp",
-            "from_mcp_list",
-            "from_openai",
-            "load_catalog",
-            "read_catalog",
-        ),
+        ".importers.callable": ("from_callable",),
+        ".importers.catalog": ("Catalog", "load_catalog", "read_catalog"),
+        ".importers.mcp": ("from_mcp", "from_mcp_list"),
+        ".importers.openai": ("from_openai",),
         ".layer": ("ToolLayer",),
         ".names": ("did_you_mean", "match_key", "sanitize_name", "strip_prefix"),
         ".registry": ("ToolRegistry",),

@@ -21,7 +21,7 @@ from tooltray.memory.store.records import (
 )
 
 if TYPE_CHECKING:
-    import numpy as np
+    from numpy import float32
     from numpy.typing import NDArray
 
 
@@ -50,7 +50,7 @@ class BaseStore(Protocol):
 
     def get_embeddings(
         self, embedder_id: str, hashes: Sequence[str]
-    ) -> dict[str, NDArray[np.float32]]:
+    ) -> dict[str, NDArray[float32]]:
         """Cached vectors of ``embedder_id`` for the given content hashes (missing ones absent)."""
 
     def put_embeddings(self, embedder_id: str, vectors: Mapping[str, NDArray[Any]]) -> None:
