@@ -18,7 +18,6 @@ Writes ``OUT/cost.json`` and ``OUT/cost_slope.png``; embeddings are cached in
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import statistics
@@ -44,8 +43,6 @@ from tooltray.tools.render import NATIVE_PATHS
 from tooltray.tools.spec import Bundle, ToolSpec
 from tooltray.tools.tokens import count_tokens
 
-HERE = Path(__file__).resolve()
-DEFAULT_DATA = HERE.parents[2] / "shared" / "data"
 PATHS = ("text", "openai", "responses", "anthropic")
 ADDED = (0, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
 PER_BUNDLE = 10
@@ -382,20 +379,9 @@ def run(data_dir: Path, out_dir: Path, *, quick: bool = False) -> dict[str, Any]
     }
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Standalone entry with bench/run.py's flags."""
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--out", type=Path, default=HERE.parent / "out")
-    parser.add_argument("--quick", action="store_true")
-    args = parser.parse_args(argv)
-    args.out.mkdir(parents=True, exist_ok=True)
-    result = {"suite": "cost", **run(args.data, args.out, quick=args.quick)}
-    path = args.out / "cost.json"
-    path.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(f"wrote {path}")
-    return 0
+if __name__ == "__main__":  # the same flags and JSON as ``python bench/run.py cost``
+    import sys
 
+    from run import main
 
-if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(["cost", *sys.argv[1:]]))

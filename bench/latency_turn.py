@@ -16,7 +16,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import tempfile
@@ -42,7 +41,7 @@ from tooltray.tools.registry import ToolRegistry
 
 HERE = Path(__file__).resolve()
 sys.path.insert(0, str(HERE.parent))
-from cost import DEFAULT_DATA, registry_of, synthetic_tools  # noqa: E402
+from cost import registry_of, synthetic_tools  # noqa: E402
 
 Session = list[tuple[str, list[str]]]  # (user message, tools the model uses; [] = pick loaded)
 
@@ -180,20 +179,7 @@ def run(data_dir: Path, out_dir: Path, *, quick: bool = False) -> dict[str, Any]
     return result
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Standalone entry with bench/run.py's flags."""
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--out", type=Path, default=HERE.parent / "out")
-    parser.add_argument("--quick", action="store_true")
-    args = parser.parse_args(argv)
-    args.out.mkdir(parents=True, exist_ok=True)
-    result = {"suite": "latency_turn", **run(args.data, args.out, quick=args.quick)}
-    path = args.out / "latency_turn.json"
-    path.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(f"wrote {path}")
-    return 0
+if __name__ == "__main__":  # the same flags and JSON as ``python bench/run.py latency_turn``
+    from run import main
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(["latency_turn", *sys.argv[1:]]))

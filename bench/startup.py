@@ -10,6 +10,9 @@ close to its wall time on an idle machine. The goal is at most ``TARGET_S`` of C
 ``--help``, ``sql``, ``history`` and ``db``: they must not load the agent loop, the embedders or
 onnxruntime.
 
+The floors are what a command cannot go below: a bare interpreter, and SQLAlchemy (which every
+store command needs) imported alone; they are timed the same way, once per run.
+
 ``--baseline PKGDIR`` (or ``TOOLTRAY_STARTUP_BASELINE``) times a second install side by side,
 e.g. a tree whose ``tooltray/`` links to an older checkout, so before/after share one machine
 state (start-up times move with the machine's load).
@@ -37,6 +40,7 @@ TARGET_S = 0.5
 FAST = ("--help", "sql", "history", "db current")
 SESSION = "startup-1"
 ENTRY = "import sys; from tooltray.memory.cli.main import main; sys.argv[0] = 'tooltray'; main()"
+FLOORS = {"python -c pass": "pass", "import sqlalchemy": "import sqlalchemy"}
 
 
 def commands(db: str) -> dict[str, list[str]]:
@@ -70,14 +74,16 @@ def _child_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def time_command(args: Sequence[str], pythonpath: str | None) -> tuple[float, float]:
+def time_command(
+    args: Sequence[str], pythonpath: str | None, entry: str = ENTRY
+) -> tuple[float, float]:
     """(CPU, wall) seconds of ``python -c ENTRY args`` from spawn to exit (it must succeed)."""
     env = dict(os.environ)
     if pythonpath is not None:
         env["PYTHONPATH"] = pythonpath
     cpu, start = _child_cpu(), time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-c", ENTRY, *args], env=env, capture_output=True, text=True, check=False
+        [sys.executable, "-c", entry, *args], env=env, capture_output=True, text=True, check=False
     )
     wall, cpu = time.perf_counter() - start, _child_cpu() - cpu
     if done.returncode != 0:
@@ -98,6 +104,14 @@ def measure(
             for name, path in installs.items():
                 per[name].append(time_command(args, path))
     return {label: {name: _summary(v) for name, v in per.items()} for label, per in samples.items()}
+
+
+def floors(runs: int) -> dict[str, dict[str, Any]]:
+    """Median seconds of each floor (see the module docstring)."""
+    return {
+        label: _summary([time_command([], None, code) for _ in range(runs)])
+        for label, code in FLOORS.items()
+    }
 
 
 def _summary(runs: Sequence[tuple[float, float]]) -> dict[str, Any]:
@@ -138,10 +152,19 @@ def run(
     runs = 2 if quick else RUNS
     with tempfile.TemporaryDirectory() as tmp:
         result = measure(make_store(Path(tmp)), installs, runs, only)
+    floor = floors(runs)
     Console(width=120).print(table(result, list(installs)))
+    for label, cost in floor.items():
+        print(f"floor: {label}: {cost['cpu_s']:.2f} CPU s ({cost['wall_s']:.2f} wall s)")
     now = {label: per["now"]["cpu_s"] for label, per in result.items()}
     met = all(now[label] <= TARGET_S for label in FAST if label in now)
-    return {"runs": runs, "target_s": TARGET_S, "commands": result, "fast_goal_met": met}
+    return {
+        "runs": runs,
+        "target_s": TARGET_S,
+        "commands": result,
+        "floors": floor,
+        "fast_goal_met": met,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,8 +6,9 @@ the CLI's fast commands do not pay for the agent loop, the embedders and onnxrun
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from tooltray.tools.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from tooltray.memory.agent.loop import Agent, TurnResult
@@ -31,32 +32,31 @@ if TYPE_CHECKING:
     from tooltray.tools.errors import ModelError
     from tooltray.tools.sources.mcp import MCPSource
 
-_HOMES: dict[str, str] = {
-    "Agent": "tooltray.memory.agent.loop",
-    "ModelError": "tooltray.tools.errors",
-    "TurnResult": "tooltray.memory.agent.loop",
-    "parse_tool_calls": "tooltray.memory.agent.textcalls",
-    "Settings": "tooltray.memory.config",
-    "Planner": "tooltray.memory.core.planner",
-    "PromptView": "tooltray.memory.core.prompt",
-    "ResultShelf": "tooltray.memory.core.results",
-    "Skill": "tooltray.memory.core.skills",
-    "SkillLibrary": "tooltray.memory.core.skills",
-    "load_skills": "tooltray.memory.core.skills",
-    "ToolLoaderTrinket": "tooltray.memory.core.trinket",
-    "CachedEmbedder": "tooltray.memory.embedders",
-    "Embedder": "tooltray.memory.embedders",
-    "MiniLMOnnxEmbedder": "tooltray.memory.embedders",
-    "OpenAIEmbedder": "tooltray.memory.embedders",
-    "default_embedder": "tooltray.memory.embedders",
-    "META_TOOL_NAMES": "tooltray.memory.metatools.specs",
-    "meta_tool_specs": "tooltray.memory.metatools.specs",
-    "Hit": "tooltray.memory.retrieval",
-    "ToolIndex": "tooltray.memory.retrieval",
-    "build_query": "tooltray.memory.retrieval",
-    "Store": "tooltray.memory.store",
-    "MCPSource": "tooltray.tools.sources.mcp",
-}
+__getattr__, __dir__ = lazy_exports(
+    globals(),
+    {
+        "tooltray.memory.agent.loop": ("Agent", "TurnResult"),
+        "tooltray.memory.agent.textcalls": ("parse_tool_calls",),
+        "tooltray.memory.config": ("Settings",),
+        "tooltray.memory.core.planner": ("Planner",),
+        "tooltray.memory.core.prompt": ("PromptView",),
+        "tooltray.memory.core.results": ("ResultShelf",),
+        "tooltray.memory.core.skills": ("Skill", "SkillLibrary", "load_skills"),
+        "tooltray.memory.core.trinket": ("ToolLoaderTrinket",),
+        "tooltray.memory.embedders": (
+            "CachedEmbedder",
+            "Embedder",
+            "MiniLMOnnxEmbedder",
+            "OpenAIEmbedder",
+            "default_embedder",
+        ),
+        "tooltray.memory.metatools.specs": ("META_TOOL_NAMES", "meta_tool_specs"),
+        "tooltray.memory.retrieval": ("Hit", "ToolIndex", "build_query"),
+        "tooltray.memory.store": ("Store",),
+        "tooltray.tools.errors": ("ModelError",),
+        "tooltray.tools.sources.mcp": ("MCPSource",),
+    },
+)
 
 __all__ = [
     "META_TOOL_NAMES",
@@ -84,17 +84,3 @@ __all__ = [
     "meta_tool_specs",
     "parse_tool_calls",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    """Import an export's home module on first use and cache the export here."""
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])

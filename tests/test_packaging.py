@@ -95,3 +95,33 @@ def test_every_package_imports_first_in_a_fresh_interpreter(tmp_path: Path) -> N
     )
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "", f"these modules fail when imported first:\n{run.stdout}"
+
+
+CLIENTS = ("agent", "adapters", "cli", "eval", "gateway", "lint", "report")
+CORE = ("core", "metatools", "retrieval", "embedders", "store", "learning")
+
+
+def _imports(folder: Path) -> set[tuple[str, str]]:
+    """(file, imported module) for every import in the Python files below ``folder``."""
+    import ast
+
+    found = set()
+    for path in folder.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                found.add((path.name, node.module))
+            elif isinstance(node, ast.Import):
+                found |= {(path.name, alias.name) for alias in node.names}
+    return found
+
+
+@pytest.mark.parametrize("package", CORE)
+def test_the_core_never_imports_a_client(package: str) -> None:
+    clients = tuple(f"tooltray.memory.{c}" for c in CLIENTS)
+    wrong = {(f, m) for f, m in _imports(ROOT / "memory" / package) if m.startswith(clients)}
+    assert not wrong, f"move what the core needs out of the client package: {sorted(wrong)}"
+
+
+def test_tools_never_imports_memory() -> None:
+    wrong = {(f, m) for f, m in _imports(ROOT / "tools") if m.startswith("tooltray.memory")}
+    assert not wrong, sorted(wrong)

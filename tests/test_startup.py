@@ -6,6 +6,7 @@ import importlib
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import click
 import pytest
@@ -16,15 +17,17 @@ from tooltray.memory.cli import db as db_cli
 
 HEAVY = ("onnxruntime", "tokenizers", "numpy", "openai", "tooltray.memory.agent.loop")
 STORE = ("sqlalchemy", "alembic")
+ORM = ("sqlalchemy.orm", "tooltray.memory.store.models")
 MAIN = importlib.import_module("tooltray.memory.cli.main")  # the package exports main()
 
 
-def loaded_after(code: str) -> set[str]:
-    """The modules a fresh interpreter holds after running ``code``."""
+def loaded_after(code: str, prints: str = "") -> set[str]:
+    """The modules a fresh interpreter holds after running ``code`` (which prints ``prints``)."""
     probe = f"{code}\nimport sys, json; print(json.dumps(sorted(sys.modules)))"
     out = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     ).stdout
+    assert prints in out
     return set(json.loads(out.splitlines()[-1]))
 
 
@@ -45,6 +48,44 @@ def test_help_loads_no_command_module_and_nothing_heavy() -> None:
 def test_store_commands_load_neither_the_agent_nor_the_embedders(args: tuple[str, ...]) -> None:
     mods = loaded_after(run_cli(*args))
     assert not mods & {*HEAVY, *STORE}
+
+
+@pytest.fixture
+def store_url(tmp_path: Path) -> str:
+    """A real SQLite store at head holding one session, as the fast commands find it."""
+    from tooltray.memory.store import Changes, HistoryEvent, Store
+
+    url = f"sqlite:///{tmp_path / 'startup.db'}"
+    with Store(url) as store:
+        events = [HistoryEvent("s1", 1, "selected", detail="selected")]
+        store.apply("s1", Changes(turn=1, events=events, only_new=True))
+    return url
+
+
+@pytest.mark.parametrize(
+    ("args", "prints", "heavy"),
+    [
+        (("sql", "SELECT id FROM sessions"), "s1", {*HEAVY, "alembic", *ORM}),
+        (("db", "current"), "up to date", {*HEAVY, "alembic", *ORM}),
+        (("history", "s1"), "selected", {*HEAVY, "alembic"}),
+    ],
+)
+def test_fast_commands_doing_their_job_load_only_the_store_they_need(
+    store_url: str, args: tuple[str, ...], prints: str, heavy: set[str]
+) -> None:
+    mods = loaded_after(run_cli(*args, "--db", store_url, "--format", "json"), prints)
+    assert not mods & heavy, sorted(mods & heavy)
+
+
+def test_the_store_package_exports_load_on_first_use() -> None:
+    mods = loaded_after("import tooltray.memory.store as s; s.resolve_url, s.Changes")
+    assert not mods & {*HEAVY, "alembic", *ORM}
+    import tooltray.memory.store as store
+
+    for name in store.__all__:
+        assert getattr(store, name) is not None
+    with pytest.raises(AttributeError, match="no attribute 'Nope'"):
+        _ = store.Nope  # type: ignore[attr-defined]
 
 
 def test_importing_tooltray_memory_loads_nothing_until_used() -> None:

@@ -11,21 +11,13 @@ so ``import tooltray.memory.adapters`` works without any extra installed:
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+from tooltray.tools.lazy import lazy_exports
 
 _HOMES = {
-    "AgentsTray": "openai_agents",
-    "NativeDeferral": "native_search",
-    "TrayHooks": "openai_agents",
-    "TrayModel": "openai_agents",
-    "TrayToolset": "pydantic_ai_toolset",
+    ".native_search": ("NativeDeferral",),
+    ".openai_agents": ("AgentsTray", "TrayHooks", "TrayModel"),
+    ".pydantic_ai_toolset": ("TrayToolset",),
 }
-__all__ = sorted(_HOMES)
-
-
-def __getattr__(name: str) -> Any:
-    """Import an adapter's module on first use (its framework is an optional extra)."""
-    if name not in _HOMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f"{__name__}.{_HOMES[name]}"), name)
+__all__ = sorted(name for names in _HOMES.values() for name in names)
+# An adapter's module loads on first use: its framework is an optional extra.
+__getattr__, __dir__ = lazy_exports(globals(), _HOMES)

@@ -15,22 +15,18 @@ Example:
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agents import (
     Agent,
-    AgentOutputSchemaBase,
     FunctionTool,
-    Handoff,
     Model,
     ModelResponse,
-    ModelSettings,
-    ModelTracing,
     RunContextWrapper,
     RunHooks,
     Tool,
-    TResponseInputItem,
 )
 from agents.items import TResponseStreamEvent
 from agents.tool_context import ToolContext
@@ -47,6 +43,9 @@ from tooltray.tools.spec import ToolSpec
 
 if TYPE_CHECKING:
     from tooltray.memory.core.trinket import ToolLoaderTrinket
+
+# One model request's parameters (get_response and stream_response take the same ones).
+_REQUEST = inspect.signature(Model.get_response)
 
 
 def input_user_texts(items: str | Sequence[Any]) -> list[Any]:
@@ -170,36 +169,26 @@ class TrayModel(Model):
         parts = [text for text in (instructions, view.system_prefix) if text]
         return "\n\n".join(parts) or None, offered
 
-    async def get_response(
-        self,
-        system_instructions: str | None,
-        input: str | list[TResponseInputItem],
-        model_settings: ModelSettings,
-        tools: list[Tool],
-        output_schema: AgentOutputSchemaBase | None,
-        handoffs: list[Handoff[Any, Any]],
-        tracing: ModelTracing,
-        **kw: Any,
-    ) -> ModelResponse:
-        """Ask the inner model, offering the trinket's tools (arguments as the SDK gives them)."""
-        instructions, offered = self._narrow(system_instructions, input, tools)
-        return await self.inner.get_response(
-            instructions, input, model_settings, offered, output_schema, handoffs, tracing, **kw
-        )
+    def _offer(self, args: tuple[Any, ...], kw: dict[str, Any]) -> inspect.BoundArguments:
+        """The request with its instructions and tools narrowed to the trinket's current set.
 
-    def stream_response(
-        self,
-        system_instructions: str | None,
-        input: str | list[TResponseInputItem],
-        model_settings: ModelSettings,
-        tools: list[Tool],
-        output_schema: AgentOutputSchemaBase | None,
-        handoffs: list[Handoff[Any, Any]],
-        tracing: ModelTracing,
-        **kw: Any,
-    ) -> AsyncIterator[TResponseStreamEvent]:
-        """Stream from the inner model, offering the trinket's tools."""
-        instructions, offered = self._narrow(system_instructions, input, tools)
-        return self.inner.stream_response(
-            instructions, input, model_settings, offered, output_schema, handoffs, tracing, **kw
+        The SDK passes a request's arguments by position to one method and by name to the other,
+        so they are bound to :class:`Model`'s own signature rather than restated here.
+        """
+        bound = _REQUEST.bind_partial(self.inner, *args, **kw)
+        given = bound.arguments
+        instructions, tools = given["system_instructions"], given["tools"]
+        given["system_instructions"], given["tools"] = self._narrow(
+            instructions, given["input"], tools
         )
+        return bound
+
+    async def get_response(self, *args: Any, **kw: Any) -> ModelResponse:
+        """Ask the inner model, offering the trinket's tools (arguments as the SDK gives them)."""
+        bound = self._offer(args, kw)
+        return await self.inner.get_response(*bound.args[1:], **bound.kwargs)
+
+    def stream_response(self, *args: Any, **kw: Any) -> AsyncIterator[TResponseStreamEvent]:
+        """Stream from the inner model, offering the trinket's tools."""
+        bound = self._offer(args, kw)
+        return self.inner.stream_response(*bound.args[1:], **bound.kwargs)

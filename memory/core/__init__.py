@@ -6,8 +6,9 @@ import one core module without loading the trinket, which imports them in turn.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from tooltray.tools.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from tooltray.memory.core.planner import Planner
@@ -17,23 +18,17 @@ if TYPE_CHECKING:
     from tooltray.memory.core.skills import Skill, SkillLibrary, load_skills
     from tooltray.memory.core.trinket import ToolLoaderTrinket
 
-_HOMES: dict[str, str] = {
-    "Planner": "planner",
-    "PromptView": "prompt",
-    "compose": "prompt",
-    "ResultShelf": "results",
-    "SessionState": "session",
-    "Skill": "skills",
-    "SkillLibrary": "skills",
-    "load_skills": "skills",
-    "ToolLoaderTrinket": "trinket",
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _HOMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
+__getattr__, __dir__ = lazy_exports(
+    globals(),
+    {
+        ".planner": ("Planner",),
+        ".prompt": ("PromptView", "compose"),
+        ".results": ("ResultShelf",),
+        ".session": ("SessionState",),
+        ".skills": ("Skill", "SkillLibrary", "load_skills"),
+        ".trinket": ("ToolLoaderTrinket",),
+    },
+)
 
 
 __all__ = [

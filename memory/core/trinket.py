@@ -265,7 +265,7 @@ class ToolLoaderTrinket:
 
     def _on_tools_registered(self, sender: Any, payload: p.ToolsRegistered, **_: Any) -> None:
         """Near duplicates of tools registered at run time: logged, and recorded in each session."""
-        from tooltray.memory.lint.runtime import as_events, near_duplicates
+        from tooltray.memory.core.registration import as_events, near_duplicates
 
         with self._lock:
             found = near_duplicates(payload.tools, self.registry, self.settings, self.store)

@@ -5,9 +5,10 @@ duplicates), a lenient loader and a runner. Pure functions over ToolSpecs; the e
 passed in.
 """
 
-from tooltray.memory.lint.finding import SEVERITIES, Finding, Severity, reaches
 from tooltray.memory.lint.loader import Loaded, load_lenient
-from tooltray.memory.lint.runner import KINDS, check_registered, lint, ordered
+from tooltray.memory.lint.runner import KINDS, lint, ordered
+from tooltray.memory.retrieval.twins import check_registered
+from tooltray.tools.finding import SEVERITIES, Finding, Severity, reaches
 
 __all__ = [
     "KINDS",

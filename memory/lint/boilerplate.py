@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tooltray.memory.lint.finding import Finding
 from tooltray.tools.boilerplate import bundle_spans, members
+from tooltray.tools.finding import Finding
 from tooltray.tools.spec import ToolSpec
 from tooltray.tools.tokens import count_tokens
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from tooltray.memory.lint.finding import Finding
 from tooltray.memory.retrieval.text import terms
+from tooltray.tools.finding import Finding
 from tooltray.tools.spec import ToolSpec
 
 MIN_WORDS = 5

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tooltray.memory.lint.finding import Finding
 from tooltray.memory.lint.names import checked_name, dedupe
 from tooltray.tools.errors import ToolSpecError
+from tooltray.tools.finding import Finding
 from tooltray.tools.importers.catalog import BUNDLES_FILE
 from tooltray.tools.spec import Bundle, ToolSpec
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tooltray.memory.lint.finding import Finding
+from tooltray.memory.retrieval.twins import distinct
 from tooltray.tools.errors import ToolSpecError, shown
+from tooltray.tools.finding import Finding
 from tooltray.tools.names import match_key, sanitize_name
 from tooltray.tools.spec import ToolSpec, check_name
 
@@ -53,14 +54,8 @@ def clash(name: str, first: str) -> Finding:
 
 def dedupe(tools: Sequence[ToolSpec]) -> tuple[list[ToolSpec], list[Finding]]:
     """The tools without later clashes (same name or prefix-stripped key), and the errors."""
-    kept: list[ToolSpec] = []
-    owners: dict[str, str] = {}
-    found: list[Finding] = []
-    for spec in tools:
-        key = match_key(spec.name)
-        if key in owners:
-            found.append(clash(spec.name, owners[key]))
-            continue
-        owners[key] = spec.name
-        kept.append(spec)
-    return kept, found
+    kept = distinct(tools)
+    owners = {match_key(spec.name): spec.name for spec in kept}
+    kept_ids = {id(spec) for spec in kept}
+    dropped = [spec for spec in tools if id(spec) not in kept_ids]
+    return kept, [clash(spec.name, owners[match_key(spec.name)]) for spec in dropped]

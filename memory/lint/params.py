@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from tooltray.memory.lint.finding import Finding
+from tooltray.tools.finding import Finding
 from tooltray.tools.spec import ToolSpec
 
 KIND = "parameter"

@@ -10,7 +10,7 @@ import math
 import statistics
 from collections.abc import Sequence
 
-from tooltray.memory.lint.finding import Finding
+from tooltray.tools.finding import Finding
 from tooltray.tools.spec import ToolSpec
 from tooltray.tools.tokens import tokens_per_tool
 

@@ -2,25 +2,58 @@
 
 :class:`BaseStore` is the protocol; :class:`Store` implements it over a SQLAlchemy URL (SQLite
 file or PostgreSQL, schema managed by Alembic) and :class:`MemoryStore` in this process only.
+
+The exports load on first use: ``tooltray sql`` and ``tooltray db current`` import one store
+module each and must not pay for Alembic, the ORM models and numpy.
 """
 
-from tooltray.memory.store.base import BaseStore
-from tooltray.memory.store.engine import make_engine, readonly_engine, resolve_url
-from tooltray.memory.store.memory import MemoryStore
-from tooltray.memory.store.migrate import check, current, head, upgrade
-from tooltray.memory.store.records import (
-    Changes,
-    HistoryEvent,
-    Load,
-    LoadedTool,
-    SessionInfo,
-    SessionSnapshot,
-    TurnRecord,
-    Unload,
-    Use,
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from tooltray.tools.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from tooltray.memory.store.base import BaseStore
+    from tooltray.memory.store.engine import make_engine, readonly_engine, resolve_url
+    from tooltray.memory.store.memory import MemoryStore
+    from tooltray.memory.store.migrate import check, current, head, upgrade
+    from tooltray.memory.store.records import (
+        Changes,
+        HistoryEvent,
+        Load,
+        LoadedTool,
+        SessionInfo,
+        SessionSnapshot,
+        TurnRecord,
+        Unload,
+        Use,
+    )
+    from tooltray.memory.store.rules import apply_local, empty_snapshot
+    from tooltray.memory.store.store import Store
+
+__getattr__, __dir__ = lazy_exports(
+    globals(),
+    {
+        ".base": ("BaseStore",),
+        ".engine": ("make_engine", "readonly_engine", "resolve_url"),
+        ".memory": ("MemoryStore",),
+        ".migrate": ("check", "current", "head", "upgrade"),
+        ".records": (
+            "Changes",
+            "HistoryEvent",
+            "Load",
+            "LoadedTool",
+            "SessionInfo",
+            "SessionSnapshot",
+            "TurnRecord",
+            "Unload",
+            "Use",
+        ),
+        ".rules": ("apply_local", "empty_snapshot"),
+        ".store": ("Store",),
+    },
 )
-from tooltray.memory.store.rules import apply_local, empty_snapshot
-from tooltray.memory.store.store import Store
 
 __all__ = [
     "BaseStore",

@@ -10,10 +10,7 @@ exists; the contract tests run the same suite over every implementation.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
-
-import numpy as np
-from numpy.typing import NDArray
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from tooltray.memory.store.records import (
     Changes,
@@ -22,6 +19,10 @@ from tooltray.memory.store.records import (
     SessionSnapshot,
     TurnRecord,
 )
+
+if TYPE_CHECKING:
+    from numpy import float32
+    from numpy.typing import NDArray
 
 
 @runtime_checkable
@@ -49,7 +50,7 @@ class BaseStore(Protocol):
 
     def get_embeddings(
         self, embedder_id: str, hashes: Sequence[str]
-    ) -> dict[str, NDArray[np.float32]]:
+    ) -> dict[str, NDArray[float32]]:
         """Cached vectors of ``embedder_id`` for the given content hashes (missing ones absent)."""
 
     def put_embeddings(self, embedder_id: str, vectors: Mapping[str, NDArray[Any]]) -> None:

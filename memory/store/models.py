@@ -30,6 +30,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from tooltray.memory.store.probe import TABLES as TABLES  # re-exported: the models define them
+
 NAMING = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
     "uq": "uq_%(table_name)s_%(column_0_N_name)s",
@@ -213,16 +215,3 @@ class LearnRequestRow(Base):
     vector: Mapped[bytes | None] = mapped_column(LargeBinary)
     text: Mapped[str | None] = mapped_column(Text)
     at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
-
-
-TABLES = (
-    "sessions",
-    "loaded_tools",
-    "history",
-    "turns",
-    "embeddings",
-    "results",
-    "tooltray_meta",
-    "learn_pairs",
-    "learn_requests",
-)

@@ -16,7 +16,6 @@ from sqlalchemy import inspect, text
 from sqlalchemy.exc import SQLAlchemyError
 
 from tooltray.memory.store.engine import BUSY_TIMEOUT_MS, is_sqlite, make_engine, sqlite_path
-from tooltray.memory.store.models import TABLES
 from tooltray.tools.errors import StoreError
 
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -26,6 +25,19 @@ VERSION_TABLE = "alembic_version"
 # our databases (any revision, older or newer) from other Alembic-managed apps.
 SIGNATURE = frozenset({"sessions", "loaded_tools", "history"})
 Kind = Literal["empty", "ours", "foreign", "corrupt"]
+# Every table of the newest schema (the models define them; a test keeps the two equal). It lives
+# here, not in the models, so that the probe and `tooltray sql` do not load the ORM.
+TABLES = (
+    "sessions",
+    "loaded_tools",
+    "history",
+    "turns",
+    "embeddings",
+    "results",
+    "tooltray_meta",
+    "learn_pairs",
+    "learn_requests",
+)
 
 
 @dataclass(frozen=True)

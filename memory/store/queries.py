@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import Connection, Table, func, select
-from sqlalchemy.dialects import postgresql, sqlite
 
 from tooltray.memory.store.models import Base
 from tooltray.memory.store.records import (
@@ -30,9 +29,16 @@ RESULTS: Table = Base.metadata.tables["results"]
 
 
 def upsert(conn: Connection, table: Table) -> Any:
-    """The dialect's ``INSERT`` that supports ``ON CONFLICT`` (SQLite and PostgreSQL alike)."""
+    """The dialect's ``INSERT`` that supports ``ON CONFLICT`` (SQLite and PostgreSQL alike).
+
+    The dialect module loads here, once a write needs it: a SQLite store never loads PostgreSQL's.
+    """
     if conn.dialect.name == "postgresql":
+        from sqlalchemy.dialects import postgresql
+
         return postgresql.insert(table)
+    from sqlalchemy.dialects import sqlite
+
     return sqlite.insert(table)
 
 

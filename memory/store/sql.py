@@ -51,8 +51,7 @@ from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from sqlalchemy.pool import NullPool
 
 from tooltray.memory.store.engine import is_sqlite, readonly_engine, resolve_url
-from tooltray.memory.store.models import TABLES
-from tooltray.memory.store.probe import VERSION_TABLE, first_line
+from tooltray.memory.store.probe import TABLES, VERSION_TABLE, first_line
 from tooltray.tools.errors import StoreError
 
 ENV_SQL_URL = "TOOLTRAY_SQL_URL"

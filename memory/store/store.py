@@ -9,14 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import numpy as np
-from numpy.typing import NDArray
 from sqlalchemy import Connection, Engine, select
 
 from tooltray.memory.store.apply import apply_changes
-from tooltray.memory.store.embeddings import read_embeddings, write_embeddings
 from tooltray.memory.store.engine import IMMEDIATE, is_sqlite, make_engine, resolve_url, sqlite_path
 from tooltray.memory.store.migrate import ensure_schema, upgrade_engine
 from tooltray.memory.store.models import utcnow
@@ -37,6 +34,10 @@ from tooltray.memory.store.records import (
     TurnRecord,
 )
 from tooltray.memory.store.retry import with_retries
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 T = TypeVar("T")
 
@@ -118,12 +119,16 @@ class Store:
         self, embedder_id: str, hashes: Sequence[str]
     ) -> dict[str, NDArray[np.float32]]:
         """Cached vectors of ``embedder_id`` for the given content hashes (missing ones absent)."""
+        from tooltray.memory.store.embeddings import read_embeddings
+
         return self._read(
             "read cached embeddings", lambda conn: read_embeddings(conn, embedder_id, hashes)
         )
 
     def put_embeddings(self, embedder_id: str, vectors: Mapping[str, NDArray[Any]]) -> None:
         """Cache ``vectors`` (hash -> 1-D vector) as float32; already cached hashes are kept."""
+        from tooltray.memory.store.embeddings import write_embeddings
+
         if vectors:
             self._write(
                 "cache embeddings", lambda conn: write_embeddings(conn, embedder_id, vectors)

@@ -20,29 +20,13 @@ if str(AGENT_TESTS) not in sys.path:
     sys.path.insert(0, str(AGENT_TESTS))
 os.environ.setdefault("OPENAI_AGENTS_DISABLE_TRACING", "1")  # no trace export off loopback
 
+import agent_fixtures  # noqa: E402
 import catalog  # noqa: E402
-from scripted_server import ScriptedServer  # noqa: E402
+from agent_fixtures import TEST_SETTINGS, history  # noqa: E402
 
-# The same small caps as tests/agent, so selection really leaves tools out.
-SETTINGS: dict[str, Any] = {
-    "max_tools": 2,
-    "activation_share": 0.0,
-    "growth": "never",
-    "instructions": "You are a test assistant.",
-}
-
-
-@pytest.fixture
-def server() -> Iterator[ScriptedServer]:
-    """A scripted OpenAI-compatible server; tests add steps with ``server.extend``."""
-    with ScriptedServer() as srv:
-        yield srv
-
-
-@pytest.fixture
-def db_url(tmp_path: Path) -> str:
-    """A fresh SQLite file."""
-    return f"sqlite:///{tmp_path / 'tooltray.db'}"
+# The shared fixtures, registered in this folder.
+server = agent_fixtures.server
+db_url = agent_fixtures.db_url
 
 
 @pytest.fixture
@@ -56,7 +40,7 @@ def make_trinket(db_url: str) -> Iterator[Callable[..., Any]]:
     catalog.CALLS.clear()
 
     def build(registry: Any = None, **opts: Any) -> Any:
-        settings = Settings(db=db_url, path="openai", **{**SETTINGS, **opts})
+        settings = Settings(db=db_url, path="openai", **{**TEST_SETTINGS, **opts})
         reg = catalog.build_registry() if registry is None else registry
         trinket = ToolLoaderTrinket(reg, Store(db_url), settings=settings)
         trinkets.append(trinket)
@@ -65,18 +49,6 @@ def make_trinket(db_url: str) -> Iterator[Callable[..., Any]]:
     yield build
     for trinket in trinkets:
         trinket.close()
-
-
-def history(db_url: str, session_id: str, kind: str | None = None) -> list[tuple[Any, ...]]:
-    """(turn, kind, tool, detail) rows of a session's history, straight from the database."""
-    import sqlalchemy as sa
-
-    engine = sa.create_engine(db_url)
-    sql = "SELECT turn, kind, tool, detail FROM history WHERE session_id = :s ORDER BY id"
-    with engine.connect() as conn:
-        rows = [tuple(r) for r in conn.execute(sa.text(sql), {"s": session_id})]
-    engine.dispose()
-    return [r for r in rows if kind is None or r[1] == kind]
 
 
 @pytest.fixture

@@ -52,17 +52,20 @@ def test_openai_agents_selection_at_start_offers_the_trinket_set(
     assert tray.turn == 1 and completed == [("s1", 1)]
 
 
+def recovery_steps() -> list[Any]:
+    """The model loads a tool it was not offered, calls it, then answers."""
+    return [
+        call("load_tools", {"tools": ["day_of_week"]}),
+        call("day_of_week", {"date": "2024-03-01"}),
+        say("It was a Friday."),
+    ]
+
+
 def test_openai_agents_recovery_through_load_tools_is_offered_next_request(
     make_trinket: Any, server: ScriptedServer, rows: Any
 ) -> None:
     tray = AgentsTray(make_trinket(), "s1")
-    server.extend(
-        [
-            call("load_tools", {"tools": ["day_of_week"]}),
-            call("day_of_week", {"date": "2024-03-01"}),
-            say("It was a Friday."),
-        ]
-    )
+    server.extend(recovery_steps())
     result = run(tray, server, "Please multiply 17 by 23 for me.")
     assert "day_of_week" not in server.tool_names(0)
     assert "day_of_week" in server.tool_names(1)
@@ -116,13 +119,7 @@ def test_openai_agents_streamed_run_follows_the_trinket_too(
     make_trinket: Any, server: ScriptedServer, rows: Any
 ) -> None:
     tray = AgentsTray(make_trinket(), "s1")
-    server.extend(
-        [
-            call("load_tools", {"tools": ["day_of_week"]}),
-            call("day_of_week", {"date": "2024-03-01"}),
-            say("It was a Friday."),
-        ]
-    )
+    server.extend(recovery_steps())
 
     async def stream() -> Any:
         agent = tray.agent(model(server))

@@ -17,31 +17,18 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
+import agent_fixtures  # noqa: E402
 import catalog  # noqa: E402
+from agent_fixtures import TEST_SETTINGS, history  # noqa: E402, F401
 from scripted_server import ScriptedServer  # noqa: E402
 
 MCP_SERVER = HERE / "mcp_server.py"
 CATALOG = HERE / "catalog.py"
-# Small caps so selection really leaves tools out of a small catalog.
-TEST_SETTINGS: dict[str, Any] = {
-    "max_tools": 2,
-    "activation_share": 0.0,
-    "growth": "never",
-    "instructions": "You are a test assistant.",
-}
 
 
-@pytest.fixture
-def server() -> Iterator[ScriptedServer]:
-    """A scripted OpenAI-compatible server; tests add steps with ``server.extend``."""
-    with ScriptedServer() as srv:
-        yield srv
-
-
-@pytest.fixture
-def db_url(tmp_path: Path) -> str:
-    """A fresh SQLite file."""
-    return f"sqlite:///{tmp_path / 'tooltray.db'}"
+# The shared fixtures, registered in this folder.
+server = agent_fixtures.server
+db_url = agent_fixtures.db_url
 
 
 @pytest.fixture
@@ -70,15 +57,3 @@ def make_agent(server: ScriptedServer, db_url: str) -> Iterator[Callable[..., An
     yield build
     for trinket in trinkets:
         trinket.close()
-
-
-def history(db_url: str, session_id: str, kind: str | None = None) -> list[tuple[Any, ...]]:
-    """(turn, kind, tool, detail) rows of a session's history, straight from the database."""
-    import sqlalchemy as sa
-
-    engine = sa.create_engine(db_url)
-    sql = "SELECT turn, kind, tool, detail FROM history WHERE session_id = :s ORDER BY id"
-    with engine.connect() as conn:
-        rows = [tuple(r) for r in conn.execute(sa.text(sql), {"s": session_id})]
-    engine.dispose()
-    return [r for r in rows if kind is None or r[1] == kind]

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from tooltray.memory.lint import lint
-from tooltray.memory.lint.duplicates import duplicate_findings
-from tooltray.memory.lint.similarity import cosine_stats, name_similarity, unit_vectors
+from tooltray.memory.retrieval.similarity import cosine_stats, name_similarity, unit_vectors
+from tooltray.memory.retrieval.twins import duplicate_findings
 
 TWIN = "Send an email message to a recipient address with a subject and body."
 

@@ -181,3 +181,28 @@ def test_current_does_not_create_a_missing_file(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert '"status": "empty' in result.output
     assert not path.exists()
+
+
+def test_the_revisions_read_without_alembic_match_alembics_reading() -> None:
+    from alembic.script import ScriptDirectory
+
+    from tooltray.memory.store.models import Base
+    from tooltray.memory.store.revisions import chain, head_revision
+
+    script = ScriptDirectory.from_config(alembic_config("sqlite://"))
+    assert head_revision() == head() == script.get_current_head()
+    assert chain() == {r.revision: r.down_revision for r in script.walk_revisions()}
+    assert known_revisions() == set(chain())
+    assert set(TABLES) == set(Base.metadata.tables), "update probe.TABLES to the models' tables"
+
+
+def test_a_header_the_reader_cannot_follow_is_a_lookup_error() -> None:
+    from tooltray.memory.store.revisions import _declared
+
+    merge = 'revision = "0009"\ndown_revision = ("0007", "0008")\n'
+    with pytest.raises(LookupError, match="0009_merge.py"):
+        _declared(merge, "0009_merge.py")
+    assert _declared('revision: str = "0001"\ndown_revision: str | None = None\n', "x") == (
+        "0001",
+        None,
+    )

@@ -13,11 +13,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from tooltray.memory.config import Settings
-from tooltray.memory.lint.finding import Finding
-from tooltray.memory.lint.runner import check_registered
+from tooltray.memory.retrieval.twins import check_registered
 from tooltray.memory.store.base import BaseStore
 from tooltray.memory.store.records import HistoryEvent
 from tooltray.tools.errors import TooltrayError
+from tooltray.tools.finding import Finding
 from tooltray.tools.registry import ToolRegistry
 from tooltray.tools.spec import ToolSpec
 

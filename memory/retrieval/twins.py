@@ -1,5 +1,8 @@
 """Near-duplicate tools: pairs the catalog's embedding distribution puts far above the rest.
 
+It is retrieval's own concern (two tools it cannot tell apart), run by ``catalog lint`` and, for
+tools registered while an agent runs, by the trinket (:mod:`~tooltray.memory.core.registration`).
+
 A pair is flagged when its cosine is :data:`STRONG_Z` deviations above the catalog's mean pair,
 or :data:`PAIR_Z` above it with a high cosine or similar names. The retriever then says which of
 the two it cannot tell apart: a query made of one tool's description that ranks the other first
@@ -10,11 +13,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
-from tooltray.memory.lint.finding import Finding, Severity
-from tooltray.memory.lint.similarity import Matrix, close_pairs, cosine_stats, name_similarity
+from tooltray.memory.retrieval.index import ToolIndex
+from tooltray.memory.retrieval.similarity import (
+    Matrix,
+    close_pairs,
+    cosine_stats,
+    name_similarity,
+    unit_vectors,
+)
+from tooltray.memory.retrieval.text import doc_text
 from tooltray.tools.boilerplate import bundle_spans, strip_spans
+from tooltray.tools.finding import Finding, Severity
+from tooltray.tools.names import match_key
 from tooltray.tools.spec import ToolSpec
 
 KIND = "near-duplicate"
@@ -113,3 +126,56 @@ def duplicate_findings(
                 lost.append(tools[x].name)
         found.append(finding(tools, pair, lost, checked))
     return found
+
+
+class _Known:
+    """An embedder that answers document texts from vectors already computed (one pass only)."""
+
+    def __init__(self, inner: Any, texts: Sequence[str], vectors: Matrix) -> None:
+        self.inner = inner
+        self.known = dict(zip(texts, vectors, strict=True))
+
+    def embed(self, texts: Sequence[str], kind: str = "document") -> Any:
+        if kind == "document" and all(t in self.known for t in texts):
+            return [self.known[t] for t in texts]
+        return self.inner.embed(texts, kind)
+
+
+def ranker(tools: Sequence[ToolSpec], vectors: Matrix, embedder: Any) -> Ranker:
+    """query -> the tool tooltray's hybrid index ranks first (the index is built on first use)."""
+    texts = [doc_text(spec) for spec in tools]
+
+    @cache
+    def index() -> ToolIndex:
+        return ToolIndex(tools, _Known(embedder, texts, vectors))
+
+    def top(query: str) -> str | None:
+        hits = index().search(query, k=1)
+        return hits[0].name if hits else None
+
+    return top
+
+
+def distinct(tools: Sequence[ToolSpec]) -> list[ToolSpec]:
+    """The tools without any later one whose match key (name without prefix) an earlier has."""
+    owners: set[str] = set()
+    kept = []
+    for spec in tools:
+        if match_key(spec.name) not in owners:
+            owners.add(match_key(spec.name))
+            kept.append(spec)
+    return kept
+
+
+def check_registered(new: Sequence[str], tools: Sequence[ToolSpec], embedder: Any) -> list[Finding]:
+    """Near-duplicate findings between the newly registered tools ``new`` and all ``tools``.
+
+    Run when tools join at run time (the instance layer, an MCP server connecting); pass an
+    embedder with a cache so the catalog's vectors are not computed again.
+    """
+    kept = distinct(tools)
+    rows = [i for i, spec in enumerate(kept) if spec.name in set(new)]
+    if not rows or len(kept) < 3:
+        return []
+    vectors = unit_vectors(kept, embedder)
+    return duplicate_findings(kept, vectors, ranker(kept, vectors, embedder), rows)
