@@ -194,7 +194,7 @@ class IndexRetriever:
             decay = conv.weights(messages)
             learned = signals.past_requests(stack, [decay[i] for i in have])
             votes = conv.vote_row(learned, self.index.position, len(self.index.names))
-        return messages, conv.combine(messages, votes), parts[-1][1], texts[-1]
+        return messages, conv.combine(messages, votes), parts[-1][1], texts[-1], votes
 
     def _companions(
         self, signals: SelectionSignals, names: list[str], top: float, have: set[str]
@@ -227,7 +227,8 @@ class IndexRetriever:
         """
         if not [u for u in users if u and u.strip()]:
             return []
-        messages, final, current, text = self._conversation(users, signals)
+        messages, _, current, text, votes = self._conversation(users, signals)
+        final = conv.combine(messages)  # votes join below: raising the top would raise the bar
         k, idx = self.settings.max_tools, self.index
         main = over_bar(idx.ties.top(final, k, text), final)
         if not main or k < 1:
@@ -237,6 +238,7 @@ class IndexRetriever:
         extra = extra[: k // 2]
         chosen = main[: k - len(extra)] + extra
         top = float(final[main[0]])
+        chosen += [i for i in conv.voted(votes) if i not in chosen][: max(k - len(chosen), 0)]
         out = [Candidate(idx.names[i], "semantic", float(final[i])) for i in chosen]
         strong = [idx.names[i] for i in chosen if final[i] >= 0.5 * top]
         learned = self._companions(signals, strong, top, {c.name for c in out})[: k - len(out)]
@@ -255,7 +257,7 @@ class IndexRetriever:
         """What a later turn may append: the conversation's strongest tools not loaded yet."""
         if not [u for u in users if u and u.strip()]:
             return []
-        messages, final, current, _ = self._conversation(users, signals)
+        messages, final, current, *_ = self._conversation(users, signals)
         have = [self.index.position[n] for n in loaded if n in self.index.position]
         backed = conv.support(current.lexical_z, current.dense_z, self.index.dense_ready)
         grown = conv.growth(final, conv.evidence(messages), have, backed)

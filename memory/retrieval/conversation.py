@@ -33,6 +33,7 @@ FOLLOW_UP_RATIO = 0.65
 MAX_MESSAGES = 6
 EVIDENCE_SHARE = 0.6
 PAST_WEIGHT = 0.5
+VOTE_MIN = 0.4
 GROW_BAR = 2.5
 GROW_RATIO = 0.8
 GROW_K = 3
@@ -106,6 +107,19 @@ def vote_row(votes: Mapping[str, float], position: Mapping[str, int], n: int) ->
         if name in position:
             row[position[name]] = float(vote)
     return row if np.any(row > 0) else None
+
+
+def voted(votes: Row | None) -> list[int]:
+    """Tools most of the nearest past requests led to (vote >= ``VOTE_MIN``), best first.
+
+    They are picked beside the conversation's own picks rather than through its score: a
+    strong vote added to the score raises the top, and with it the relative bar, so the
+    message's other good matches would drop out.
+    """
+    if votes is None:
+        return []
+    order = np.argsort(-votes, kind="stable")
+    return [int(i) for i in order if votes[i] >= VOTE_MIN]
 
 
 def support(lexical_z: Row, dense_z: Row, dense: bool) -> Row:
