@@ -8,8 +8,9 @@ OpenAI schemas of the picks, and ``picks`` / ``picked recall`` / ``picked comple
 that set. All three methods score each sentence of a request too (``ToolIndex.search``).
 The query is ``build_query`` over the user messages (earlier turns + query). Document vectors are
 cached in ``OUT/embeddings.db``; each query is embedded once and shared by the three methods.
-``TOOLTRAY_BOILERPLATE_ONCE=true`` counts tokens as the planner shows them with that setting
-(each bundle's shared span on its first loaded tool only); rankings are unchanged by it.
+Tokens follow ``boilerplate_once`` (on by default: each bundle's shared span on its first
+loaded tool only; ``TOOLTRAY_BOILERPLATE_ONCE=false`` counts whole descriptions); rankings are
+unchanged by it.
 """
 
 from __future__ import annotations
@@ -58,9 +59,9 @@ def matched_and_spans(
 ) -> tuple[list[ToolSpec], dict[str, list[str]]]:
     """(what the index matches, each bundle's shared spans), as ``boilerplate_once`` sets them.
 
-    Off (the default), the index matches the catalog and no span is cut. On
-    (``TOOLTRAY_BOILERPLATE_ONCE=true``), the model sees each bundle's shared span on the first
-    loaded tool of that bundle only (:class:`ShownTokens`); set
+    Off (``TOOLTRAY_BOILERPLATE_ONCE=false``), the index matches the catalog and no span is
+    cut. On (the default), the model sees each bundle's shared span on the first loaded tool
+    of that bundle only (:class:`ShownTokens`); set
     ``TOOLTRAY_BENCH_MATCH_STRIPPED=1`` to also match tools without the span (on
     bfcl_multiturn: hybrid R@10 92.6 -> 91.9, C@10 86.1 -> 84.3).
     """
