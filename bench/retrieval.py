@@ -8,6 +8,9 @@ OpenAI schemas of the picks, and ``picks`` / ``picked recall`` / ``picked comple
 that set. All three methods score each sentence of a request too (``ToolIndex.search``).
 The query is ``build_query`` over the user messages (earlier turns + query). Document vectors are
 cached in ``OUT/embeddings.db``; each query is embedded once and shared by the three methods.
+Tokens follow ``boilerplate_once`` (on by default: each bundle's shared span on its first
+loaded tool only; ``TOOLTRAY_BOILERPLATE_ONCE=false`` counts whole descriptions); rankings are
+unchanged by it.
 """
 
 from __future__ import annotations
@@ -51,26 +54,52 @@ def hybrid_ranking(index: ToolIndex, query: Query, vec: Any) -> tuple[list[str],
     return picks, [h.name for h in index.search(query, 10, "hybrid", query_vector=vec)]
 
 
-def matched_and_shown(tools: list[ToolSpec]) -> tuple[list[ToolSpec], list[ToolSpec]]:
-    """(what the index matches, what the model is shown), as ``boilerplate_once`` sets them.
+def matched_and_spans(
+    tools: list[ToolSpec],
+) -> tuple[list[ToolSpec], dict[str, list[str]]]:
+    """(what the index matches, each bundle's shared spans), as ``boilerplate_once`` sets them.
 
-    Off (the default), both are the catalog. On (``TOOLTRAY_BOILERPLATE_ONCE=true``), the
-    shown form keeps each bundle's shared span on its first tool in catalog order (the planner
-    counts tokens the same way); set ``TOOLTRAY_BENCH_MATCH_STRIPPED=1`` to also match tools
-    without the span (on bfcl_multiturn: hybrid R@10 92.6 -> 91.9, C@10 86.1 -> 84.3).
+    Off (``TOOLTRAY_BOILERPLATE_ONCE=false``), the index matches the catalog and no span is
+    cut. On (the default), the model sees each bundle's shared span on the first loaded tool
+    of that bundle only (:class:`ShownTokens`); set
+    ``TOOLTRAY_BENCH_MATCH_STRIPPED=1`` to also match tools without the span (on
+    bfcl_multiturn: hybrid R@10 92.6 -> 91.9, C@10 86.1 -> 84.3).
     """
     if not Settings(db="sqlite://").boilerplate_once:
-        return tools, tools
+        return tools, {}
     spans = bundle_spans(tools)
     stripped = os.environ.get("TOOLTRAY_BENCH_MATCH_STRIPPED") == "1"
-    return (strip_all(tools, spans) if stripped else tools), state_once(tools, spans)
+    return (strip_all(tools, spans) if stripped else tools), spans
+
+
+class ShownTokens:
+    """o200k tokens of a loaded set as the planner shows it (``state_once`` over the set).
+
+    The first loaded tool of a bundle keeps the bundle's span, the others are counted cut.
+    """
+
+    def __init__(self, tools: list[ToolSpec], spans: dict[str, list[str]]) -> None:
+        self.full = tokens_per_tool(tools, "openai")
+        self.cut = tokens_per_tool(strip_all(tools, spans), "openai") if spans else self.full
+        self.bundle = {t.name: t.bundle for t in tools}
+        self.catalog = sum(tokens_per_tool(state_once(tools, spans), "openai").values())
+
+    def __call__(self, names: list[str]) -> int:
+        """Tokens of ``names`` loaded together, in this order."""
+        seen: set[str | None] = set()
+        total = 0
+        for name in names:
+            bundle = self.bundle[name]
+            total += self.cut[name] if bundle is not None and bundle in seen else self.full[name]
+            seen.add(bundle)
+        return total
 
 
 def evaluate(corpus: Corpus, store: Store, mode: str = "adaptive") -> dict[str, Any]:
     """Metrics of every method on one corpus."""
-    matched, shown = matched_and_shown(corpus.tools)
+    matched, spans = matched_and_spans(corpus.tools)
     index = ToolIndex(matched, CachedEmbedder(default_embedder(), store))
-    tokens = tokens_per_tool(shown, "openai")
+    tokens = ShownTokens(corpus.tools, spans)
     queries = [build_query(messages(q), mode) for q in corpus.queries]
     vectors = query_vectors(index, queries)
     scores = {m: Scores() for m in METHODS}
@@ -79,20 +108,20 @@ def evaluate(corpus: Corpus, store: Store, mode: str = "adaptive") -> dict[str, 
         gold = row["gold"]
         for method in ("lexical", "dense"):
             top = [h.name for h in index.search(query, 10, method, query_vector=vec)]
-            scores[method].add(top, gold, sum(tokens[n] for n in top))
+            scores[method].add(top, gold, tokens(top))
         loads, ranked = hybrid_ranking(index, query, vec)
-        scores["hybrid"].add(ranked, gold, sum(tokens[n] for n in loads))
+        scores["hybrid"].add(ranked, gold, tokens(loads))
         picked["picks"] += len(loads)
         picked["picked recall"] += 100 * sum(g in loads for g in gold) / max(len(gold), 1)
         picked["picked complete"] += 100 * float(all(g in loads for g in gold))
     n = max(len(corpus.queries), 1)
     methods = {m: s.result() for m, s in scores.items()}
     methods["hybrid"].update({k: round(v / n, 1) for k, v in picked.items()})
-    all_tokens = sum(tokens.values())
     return {
         "queries": len(corpus.queries),
         "tools": len(corpus.tools),
-        "all_tools_tokens": all_tokens,
+        "all_tools_tokens": tokens.catalog,
+        "boilerplate_bundles": len(spans),
         "methods": methods,
     }
 

@@ -181,8 +181,12 @@ class ToolLoaderTrinket:
     def all_tools_view(
         self, session_id: str, turn: int, mode: ViewMode = "degraded", eager_tokens: int = 0
     ) -> PromptView:
-        """Every allowed tool, no menu: what a client shows when :meth:`prepare` itself failed."""
-        shown = self.planner.shown(self.registry.allowed())
+        """Every allowed tool, no menu: what a client shows when :meth:`prepare` itself failed.
+
+        A disabled loader shows the descriptions unchanged (``boilerplate_once`` is tooltray's).
+        """
+        allowed = self.registry.allowed()
+        shown = allowed if mode == "disabled" else self.planner.shown(allowed)
         return all_tools_view(session_id, turn, mode, self.settings, shown, eager_tokens)
 
     # ----- tool calls ------------------------------------------------------------------------

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from tooltray.memory.config import Settings
 from tooltray.memory.core.planner import Planner
+from tooltray.memory.core.trinket import ToolLoaderTrinket
 from tooltray.tools.registry import ToolRegistry
 from tooltray.tools.render import render
 
@@ -37,3 +39,17 @@ def test_on_costs_fewer_tokens(make: Any) -> None:
     on, off = _planner(make, on=True), _planner(make, on=False)
     saved = sum(off.catalog().tokens.values()) - sum(on.catalog().tokens.values())
     assert saved > 3 * 10 and on.eager_tokens() < off.eager_tokens()
+
+
+def test_on_by_default() -> None:
+    assert Settings(db="sqlite://").boilerplate_once is True
+
+
+def test_a_disabled_loader_shows_every_description_whole(make: Any, tmp_path: Path) -> None:
+    tools = [make(f"fs_{i}", f"{SHARED} {v}", "files") for i, v in enumerate(VERBS)]
+    registry = ToolRegistry(tools)
+    settings = Settings(db=f"sqlite:///{tmp_path / 't.db'}", enabled=False)
+    with ToolLoaderTrinket(registry, settings=settings) as trinket:
+        view = trinket.prepare("s", [{"role": "user", "content": "delete a file"}])
+    assert view.mode == "disabled"
+    assert [s.description for s in view.specs] == [t.description for t in tools]
