@@ -227,10 +227,10 @@ class IndexRetriever:
         """
         if not [u for u in users if u and u.strip()]:
             return []
-        messages, final, current, text, votes = self._conversation(users, signals)
+        messages, _, current, text, votes = self._conversation(users, signals)
+        final = conv.combine(messages)  # votes join below: raising the top would raise the bar
         k, idx = self.settings.max_tools, self.index
-        plain = conv.combine(messages)  # votes lift scores, not the bar
-        main = over_bar(idx.ties.top(final, k, text), final, float(np.max(plain)))
+        main = over_bar(idx.ties.top(final, k, text), final)
         if not main or k < 1:
             return []
         extra = sentence_best(current.sentences, final, idx.ties, text, main)

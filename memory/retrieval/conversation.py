@@ -112,8 +112,9 @@ def vote_row(votes: Mapping[str, float], position: Mapping[str, int], n: int) ->
 def voted(votes: Row | None) -> list[int]:
     """Tools most of the nearest past requests led to (vote >= ``VOTE_MIN``), best first.
 
-    They are picked beside the conversation's own picks as well as lifting its score: a tool
-    most past requests like this one led to loads even when the message never names it.
+    They are picked beside the conversation's own picks rather than through its score: a
+    strong vote added to the score raises the top, and with it the relative bar, so the
+    message's other good matches would drop out.
     """
     if votes is None:
         return []

@@ -32,15 +32,11 @@ def bar(top: float) -> float:
     return max(BAR_FLOOR, BAR_RATIO * top)
 
 
-def over_bar(order: Sequence[int], final: Scores, top: float | None = None) -> list[int]:
-    """The ranked tools that clear the bar, and at least the best 3 above the catalog mean.
-
-    ``top`` sets the bar when it must not follow ``final``'s best (learned votes lift scores
-    but must not lift the bar with them).
-    """
+def over_bar(order: Sequence[int], final: Scores) -> list[int]:
+    """The ranked tools that clear the bar, and at least the best 3 above the catalog mean."""
     if not order:
         return []
-    line = bar(float(final[order[0]]) if top is None else top)
+    line = bar(float(final[order[0]]))
     return [i for r, i in enumerate(order) if final[i] >= line or (r < MIN_PICKS and final[i] > 0)]
 
 
