@@ -348,12 +348,14 @@ def test_database_unreachable_mid_session_loses_nothing(
 ) -> None:
     with rs.pg_databases(vectors) as fresh:
         url, calm_url = fresh(), fresh()
-        calm = ToolLoaderTrinket(demo_registry(), Store(calm_url), settings=Settings(db=calm_url))
-        try:
+        calm_settings = Settings(db=calm_url, learn="off")  # selection must not read what
+        calm = ToolLoaderTrinket(demo_registry(), Store(calm_url), settings=calm_settings)
+        try:  # the outage kept back (learned hints are skipped while the store is away)
             session_turns(calm, "d")
         finally:
             calm.close()
-        trinket = ToolLoaderTrinket(demo_registry(), Store(url), settings=Settings(db=url))
+        settings = Settings(db=url, learn="off")
+        trinket = ToolLoaderTrinket(demo_registry(), Store(url), settings=settings)
         pending: list[int] = []
 
         def outage(turn: int) -> None:

@@ -189,10 +189,11 @@ def run_load(args: argparse.Namespace, stats: Stats) -> None:
     ``shared`` jobs run with ``growth = never`` so the shared session's end state does not depend
     on how workers interleave; ``open:SESSION:0`` only starts a session (first selection).
     """
+    given = json.loads(args.settings)
     for job in args.job:
         kind, session, number = job.split(":")
         overrides = {"growth": "never"} if kind == "shared" else {}
-        args.settings = json.dumps(overrides)
+        args.settings = json.dumps(given | overrides)
         trinket, store = build(args, stats)
         registry = trinket.registry
         names = [s.name for s in registry.allowed()]

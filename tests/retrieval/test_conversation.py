@@ -38,7 +38,7 @@ def test_growth_takes_strong_unloaded_tools_and_accumulated_evidence() -> None:
     score = np.array([6.0, 5.5, 1.0, 0.0])
     assert conv.growth(score, np.zeros(4), loaded=[0]) == [1]
     assert conv.growth(score, np.zeros(4), loaded=[0, 1]) == []
-    twice = [msg(0.0, 0.0, 2.4, 0.0), msg(0.0, 0.0, 2.4, 0.0)]
+    twice = [msg(0.0, 0.0, 2.1, 0.0), msg(0.0, 0.0, 2.1, 0.0)]  # two follow-ups (< 2.2)
     single = conv.combine(twice)
     assert conv.growth(single, np.zeros(4), loaded=[]) == []
     assert conv.growth(single, conv.evidence(twice), loaded=[]) == [2]
