@@ -63,9 +63,11 @@ class SessionState:
         unread: the store could not be read when this state was made: it is not known yet
             whether the session is stored (see :meth:`Journal.unread`).
         taught: allowed tools used since the last turn end (what the turn teaches; learning on).
-        user_texts: the user messages since the last turn that used tools (at turn end the
-            planner embeds the one that asked for them; never stored unless ``learn_keep_text``).
-        learned_upto: how many of the conversation's user messages earlier lessons covered.
+        user_texts: the conversation's user messages at the last prepare (learning on). At turn
+            end the planner embeds the one among them that asked for the tools; never stored
+            unless ``learn_keep_text``.
+        learned_upto: how many of ``user_texts`` earlier lessons covered (those after it are
+            the messages since the last turn that used tools).
     """
 
     session_id: str

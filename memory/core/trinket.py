@@ -293,9 +293,10 @@ class ToolLoaderTrinket:
         tools, state.taught = state.taught, []
         if not tools:  # the request stays pending: its tools may be called a turn later
             return None
-        text = self.planner.request_text(state.user_texts)
-        state.learned_upto += len(state.user_texts)
-        state.user_texts = []
+        text = self.planner.request_text(
+            state.user_texts[state.learned_upto :] or state.user_texts[-1:]
+        )
+        state.learned_upto = len(state.user_texts)
         return lesson(self.settings, turn, tools, text, self.planner.message_vector)
 
     def _on_compacted(self, sender: Any, payload: p.ContextCompacted, **_: Any) -> None:
@@ -361,7 +362,7 @@ class ToolLoaderTrinket:
             return self.all_tools_view(state.session_id, state.turn, "disabled", self._eager())
         users = user_texts(messages)
         if self.settings.learn == "on" and users:
-            state.user_texts = users[min(state.learned_upto, len(users) - 1) :]
+            state.user_texts = users
         changes = Changes()
         turn = len(users)
         if turn > state.turn:

@@ -182,7 +182,8 @@ class IndexRetriever:
         return out
 
     def _conversation(self, users: Sequence[str], signals: SelectionSignals) -> tuple[Any, ...]:
-        """Per-message scores of the latest messages, the conversation score, current scores."""
+        """Per-message scores of the latest messages, the current message's scores and text, and
+        the learned past-request votes as a catalog row (``None`` without any)."""
         texts = [u for u in users if u and u.strip()][-conv.MAX_MESSAGES :]
         parts = [self._message(t) for t in texts]
         messages = [p[0] for p in parts]
@@ -194,7 +195,7 @@ class IndexRetriever:
             decay = conv.weights(messages)
             learned = signals.past_requests(stack, [decay[i] for i in have])
             votes = conv.vote_row(learned, self.index.position, len(self.index.names))
-        return messages, conv.combine(messages, votes), parts[-1][1], texts[-1], votes
+        return messages, parts[-1][1], texts[-1], votes
 
     def _companions(
         self, signals: SelectionSignals, names: list[str], top: float, have: set[str]
@@ -227,7 +228,7 @@ class IndexRetriever:
         """
         if not [u for u in users if u and u.strip()]:
             return []
-        messages, _, current, text, votes = self._conversation(users, signals)
+        messages, current, text, votes = self._conversation(users, signals)
         final = conv.combine(messages)  # votes join below: raising the top would raise the bar
         k, idx = self.settings.max_tools, self.index
         main = over_bar(idx.ties.top(final, k, text), final)
@@ -257,7 +258,8 @@ class IndexRetriever:
         """What a later turn may append: the conversation's strongest tools not loaded yet."""
         if not [u for u in users if u and u.strip()]:
             return []
-        messages, final, current, *_ = self._conversation(users, signals)
+        messages, current, _, votes = self._conversation(users, signals)
+        final = conv.combine(messages, votes)
         have = [self.index.position[n] for n in loaded if n in self.index.position]
         backed = conv.support(current.lexical_z, current.dense_z, self.index.dense_ready)
         grown = conv.growth(final, conv.evidence(messages), have, backed)
