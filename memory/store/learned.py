@@ -18,7 +18,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, Table, delete, func, select, text, update
+from sqlalchemy import Connection, Table, bindparam, delete, func, select, text, update
 
 from tooltray.memory.store.models import Base, utcnow
 from tooltray.memory.store.queries import upsert
@@ -40,10 +40,10 @@ def learn_turn(conn: Connection, session_id: str, lesson: Learning) -> None:
     tools = sorted(set(lesson.tools))
     if not tools:
         return
-    row_id = _insert_request(conn, session_id, lesson, tools)
-    if row_id is None:
+    taught = _insert_request(conn, session_id, lesson, tools)
+    if taught is None:
         return
-    previous, epoch = _context(conn, session_id, lesson.turn)
+    row_id, previous, epoch = taught
     epoch = _epoch_for(conn, row_id, epoch, lesson.half_life)
     weight = 2.0 ** ((row_id - epoch) / lesson.half_life)
     _add_pairs(conn, pairs(tools, previous), weight)
@@ -73,8 +73,9 @@ def pairs(tools: list[str], previous: list[str]) -> list[tuple[str, str]]:
 
 def _insert_request(
     conn: Connection, session_id: str, lesson: Learning, tools: list[str]
-) -> int | None:
-    """Insert the turn's row; its id, or ``None`` when this turn was already learned."""
+) -> tuple[int, list[str], int] | None:
+    """Insert the turn's row: its id, the previous turn's tools and the epoch, in one round trip;
+    ``None`` when this turn was already learned."""
     dim = len(lesson.vector) // 4 if lesson.vector is not None else None
     values = {
         "session_id": session_id,
@@ -85,23 +86,44 @@ def _insert_request(
         "vector": lesson.vector,
         "text": lesson.text,
         "at": utcnow(),
+        "prev_session": session_id,
+        "prev_turn": lesson.turn - 1,
     }
-    stmt = upsert(conn, REQUESTS).values(**values)
-    stmt = stmt.on_conflict_do_nothing(index_elements=["session_id", "turn"])
-    if conn.dialect.name == "postgresql":
-        return conn.execute(stmt.returning(REQUESTS.c.id)).scalar()
-    result = conn.execute(stmt)
-    return int(result.lastrowid) if result.rowcount == 1 else None
+    row = conn.execute(_statement(conn, "teach"), values).first()
+    if row is None:
+        return None
+    found = json.loads(row[1]) if isinstance(row[1], str) else row[1]
+    previous = [str(t) for t in found] if isinstance(found, list) else []
+    return int(row[0]), previous, _as_epoch(row[2])
 
 
-def _context(conn: Connection, session_id: str, turn: int) -> tuple[list[str], int]:
-    """The tools the session's previous turn taught, and the epoch, in one round trip."""
-    cols = REQUESTS.c
-    where = (cols.session_id == session_id) & (cols.turn == turn - 1)
-    previous = select(cols.tools).where(where).scalar_subquery()
-    row = conn.execute(select(previous, _epoch_query())).one()
-    found = json.loads(row[0]) if isinstance(row[0], str) else row[0]
-    return ([str(t) for t in found] if isinstance(found, list) else []), _as_epoch(row[1])
+_STATEMENTS: dict[tuple[str, str], Any] = {}
+
+
+def _statement(conn: Connection, kind: str) -> Any:
+    """The turn-end statements, built once per dialect: building and hashing a fresh upsert
+    costs more than SQLite takes to run it."""
+    key = (conn.dialect.name, kind)
+    if key not in _STATEMENTS:
+        _STATEMENTS[key] = _teach(conn) if kind == "teach" else _pairs(conn)
+    return _STATEMENTS[key]
+
+
+def _teach(conn: Connection) -> Any:
+    prev = REQUESTS.alias("prev")
+    where = (prev.c.session_id == bindparam("prev_session")) & (
+        prev.c.turn == bindparam("prev_turn")
+    )
+    previous = select(prev.c.tools).where(where).scalar_subquery()
+    stmt = upsert(conn, REQUESTS).on_conflict_do_nothing(index_elements=["session_id", "turn"])
+    return stmt.returning(REQUESTS.c.id, previous, _epoch_query())
+
+
+def _pairs(conn: Connection) -> Any:
+    stmt = upsert(conn, PAIRS)
+    return stmt.on_conflict_do_update(
+        index_elements=["tool", "mate"], set_={"weight": PAIRS.c.weight + stmt.excluded.weight}
+    )
 
 
 def _epoch_query() -> Any:
@@ -147,11 +169,7 @@ def _rescale(conn: Connection, factor: float, epoch: int) -> None:
 
 def _add_pairs(conn: Connection, taught: list[tuple[str, str]], weight: float) -> None:
     rows = [{"tool": a, "mate": b, "weight": weight} for a, b in taught]
-    stmt = upsert(conn, PAIRS)
-    stmt = stmt.on_conflict_do_update(
-        index_elements=["tool", "mate"], set_={"weight": PAIRS.c.weight + stmt.excluded.weight}
-    )
-    conn.execute(stmt, rows)
+    conn.execute(_statement(conn, "pairs"), rows)
 
 
 def evict_pairs(conn: Connection, cap: int) -> int:
