@@ -263,6 +263,9 @@ class IndexRetriever:
         have = [self.index.position[n] for n in loaded if n in self.index.position]
         backed = conv.support(current.lexical_z, current.dense_z, self.index.dense_ready)
         grown = conv.growth(final, conv.evidence(messages), have, backed)
+        own = messages[-1].final
+        fresh = [i for i in conv.new_task(own, backed, have) if i not in grown]
+        grown += fresh + conv.fresh_mates(fresh, own, self.index.bundles, have + grown)
         out = [Candidate(self.index.names[i], "semantic", float(final[i])) for i in grown]
         top = max((c.score or 0.0 for c in out), default=0.0)
         taken = set(loaded) | {c.name for c in out}

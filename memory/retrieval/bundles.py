@@ -93,3 +93,16 @@ class Bundles:
         if len(mates) > PULL_MAX_BUNDLE:
             return []
         return [m for m in mates if m != tool and scores[m] > PULL_FLOOR]
+
+    def close_mates(
+        self, tools: Sequence[int], scores: NDArray[np.float64], floor: float, skip: set[int]
+    ) -> list[int]:
+        """Bundle-mates of ``tools`` scoring at least ``floor``, best first, none in ``skip``."""
+        seen, out = set(skip) | set(tools), []
+        for tool in tools:
+            bundle = self.of[tool]
+            for m in self.members.get(bundle, ()) if bundle is not None else ():
+                if m not in seen and scores[m] >= floor:
+                    seen.add(m)
+                    out.append(m)
+        return sorted(out, key=lambda m: -float(scores[m]))

@@ -13,8 +13,10 @@ age the context: after "request, follow-up, follow-up" the request still weighs 
 Growth (later turns, append-only) adds the strongest tools of the conversation score not loaded
 yet that the current message supports (both retrievers z >= 1, where the old rule needed 2.5
 from both on the current message alone); evidence accumulated over several messages counts
-(``EVIDENCE_SHARE`` x the weighted sum of positive message scores). Learned past-request votes
-join as a third calibrated retriever (z over the catalog, ``PAST_WEIGHT``).
+(``EVIDENCE_SHARE`` x the weighted sum of positive message scores). A message that starts a new
+task is also judged on its own scores (:func:`new_task`), since an earlier request can hold the
+conversation's top far above the new task's tools. Learned past-request votes join as a third
+calibrated retriever (z over the catalog, ``PAST_WEIGHT``).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from tooltray.memory.retrieval.bundles import Bundles
 from tooltray.memory.retrieval.fusion import zscores
 
 DECAY = 0.7
@@ -38,6 +41,12 @@ GROW_BAR = 2.5
 GROW_RATIO = 0.8
 GROW_K = 3
 GROW_SUPPORT = 1.0
+FRESH_BAR = 2.2
+FRESH_RATIO = 0.7
+FRESH_GATE = 2
+FRESH_SHARE = 0.6
+FRESH_MATES = 2
+FRESH_MATE_FLOOR = 1.0
 Row = NDArray[np.float64]
 
 
@@ -145,3 +154,41 @@ def growth(score: Row, extra: Row, loaded: Sequence[int], current: Row | None = 
     have = set(loaded)
     order = [int(i) for i in np.argsort(-grow, kind="stable")[: GROW_K + len(have)]]
     return [i for i in order if grow[i] >= line and i not in have][:GROW_K]
+
+
+def new_task(own: Row, backed: Row, loaded: Sequence[int]) -> list[int]:
+    """Tools of a task the current message starts, judged on its own scores, at most 3.
+
+    Growth over the conversation score misses a new task: after "fill the tank" (6.9), "now get
+    the engine running" scores startEngine 3.9, under the conversation bar (0.8 x the top). When
+    one of the message's own best ``FRESH_GATE`` tools is not loaded, the message asks for
+    something new: its supported tools not loaded join when they clear ``FRESH_BAR``,
+    ``FRESH_RATIO`` of the best of them and ``FRESH_SHARE`` of the message's best (a distant
+    runner-up of a loaded tool is no new task).
+    Their closest bundle-mates join too (:func:`fresh_mates`), in the same prefix change.
+    """
+    have = set(loaded)
+    finite = np.isfinite(own)
+    ranked = np.where(finite, own, -np.inf)
+    best = np.argsort(-ranked, kind="stable")[:FRESH_GATE]
+    ok = finite & (backed >= GROW_SUPPORT)
+    ok[list(have)] = False
+    if all(int(i) in have for i in best) or not ok.any():
+        return []
+    top = float(own[ok].max())
+    line = max(FRESH_BAR, FRESH_RATIO * top, FRESH_SHARE * float(ranked.max()))
+    order = np.argsort(-np.where(ok, own, -np.inf), kind="stable")
+    return [int(i) for i in order if ok[i] and own[i] >= line][:GROW_K]
+
+
+def fresh_mates(
+    picks: Sequence[int], own: Row, bundles: Bundles, loaded: Sequence[int]
+) -> list[int]:
+    """The ``FRESH_MATES`` bundle-mates of a new task's picks that the message backs best.
+
+    A task worded loosely ("buzz Catherine", "dispatch a note to David") matches its bundle's
+    tools more than the one it needs: delete_message leads and send_message sits at 1.2-2.3.
+    Mates the message itself scores at ``FRESH_MATE_FLOOR`` or more come along; bfcl_multiturn
+    later turns missing a tool 39 -> 32 of 319 in the growth replay, with no extra prefix change.
+    """
+    return bundles.close_mates(picks, own, FRESH_MATE_FLOOR, set(loaded))[:FRESH_MATES]

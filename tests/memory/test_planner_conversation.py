@@ -86,3 +86,13 @@ def test_the_request_of_a_turn_is_its_first_task_message(planner: Planner) -> No
     assert planner.request_text([REQUEST, FOLLOW_UP, CREDENTIALS]) == REQUEST
     assert planner.request_text(["sure", "ok"]) == "ok"  # no task message: the latest
     assert planner.request_text([]) is None
+
+
+def test_a_new_task_grows_though_an_earlier_request_holds_the_top(planner: Planner) -> None:
+    switch = "Switching gears: the parse_range test is failing, open tests/test_parse.py"
+    retriever = planner.retriever()
+    loaded = names(retriever.conversation_picks([REQUEST], NoSignals()))
+    assert not any(n.startswith("files_") for n in loaded)
+    grown = names(retriever.conversation_growth([REQUEST, switch], NoSignals(), loaded))
+    assert "files_read" in grown
+    assert not set(grown) & set(loaded)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from tooltray.memory.retrieval import conversation as conv
+from tooltray.memory.retrieval.bundles import Bundles
 
 
 def msg(*scores: float) -> conv.MessageScores:
@@ -48,3 +49,32 @@ def test_growth_needs_support_from_the_current_message() -> None:
     score = np.array([6.0, 5.5, 1.0])
     assert conv.growth(score, np.zeros(3), loaded=[0], current=np.array([0.0, 0.5, 0.0])) == []
     assert conv.growth(score, np.zeros(3), loaded=[0], current=np.array([0.0, 1.5, 0.0])) == [1]
+
+
+def test_a_new_task_grows_on_the_messages_own_scores() -> None:
+    backed = np.full(5, 2.0)
+    own = np.array([5.2, 3.9, 3.2, 1.0, 2.3])  # tool 0 loaded (the earlier request's)
+    assert conv.new_task(own, backed, loaded=[0]) == [1, 2]  # 3.2 >= 0.7 x 3.9 and 0.6 x 5.2
+    assert conv.new_task(own, backed, loaded=[0, 2]) == [1]  # 2.3 < 0.6 x 5.2
+    assert conv.new_task(own, backed, loaded=[0, 1]) == []  # the best two are loaded
+
+
+def test_a_distant_runner_up_of_a_loaded_tool_is_no_new_task() -> None:
+    backed = np.full(3, 2.0)
+    own = np.array([6.3, 3.3, 0.5])  # "resolve the ticket": create_ticket trails at 0.52 x top
+    assert conv.new_task(own, backed, loaded=[0]) == []
+    assert conv.new_task(own, backed, loaded=[]) == [0]
+
+
+def test_a_new_task_needs_the_messages_support_and_the_bar() -> None:
+    own = np.array([4.0, 3.5, 2.1])
+    assert conv.new_task(own, np.array([0.5, 0.5, 2.0]), loaded=[]) == []  # 2.1 < FRESH_BAR
+    assert conv.new_task(own, np.array([2.0, 0.5, 2.0]), loaded=[]) == [0]
+
+
+def test_a_new_tasks_closest_bundle_mates_come_along() -> None:
+    bundles = Bundles(["msg", "msg", "msg", "msg", None])
+    own = np.array([3.1, 2.2, 1.5, 0.4, 3.0])
+    assert conv.fresh_mates([0], own, bundles, loaded=[]) == [1, 2]  # 0.4 under the floor
+    assert conv.fresh_mates([0], own, bundles, loaded=[1]) == [2]
+    assert conv.fresh_mates([4], own, bundles, loaded=[]) == []  # no bundle
