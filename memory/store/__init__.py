@@ -15,7 +15,7 @@ from tooltray.tools.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from tooltray.memory.store.base import BaseStore
-    from tooltray.memory.store.engine import make_engine, readonly_engine, resolve_url
+    from tooltray.memory.store.engine import make_engine, readonly_engine
     from tooltray.memory.store.memory import MemoryStore
     from tooltray.memory.store.migrate import check, current, head, upgrade
     from tooltray.memory.store.records import (
@@ -31,12 +31,13 @@ if TYPE_CHECKING:
     )
     from tooltray.memory.store.rules import apply_local, empty_snapshot
     from tooltray.memory.store.store import Store
+    from tooltray.memory.store.url import resolve_url
 
 __getattr__, __dir__ = lazy_exports(
     globals(),
     {
         ".base": ("BaseStore",),
-        ".engine": ("make_engine", "readonly_engine", "resolve_url"),
+        ".engine": ("make_engine", "readonly_engine"),
         ".memory": ("MemoryStore",),
         ".migrate": ("check", "current", "head", "upgrade"),
         ".records": (
@@ -52,6 +53,7 @@ __getattr__, __dir__ = lazy_exports(
         ),
         ".rules": ("apply_local", "empty_snapshot"),
         ".store": ("Store",),
+        ".url": ("resolve_url",),
     },
 )
 
