@@ -5,6 +5,10 @@ read-only connection whose session user holds no power outside the database: on 
 superuser or role-creating ``--db`` only prepares tooltray's own reader role, and the statement
 runs on a separate connection as that role (see :mod:`tooltray.memory.store.sql`);
 ``--sql-url`` / ``TOOLTRAY_SQL_URL`` may name a SELECT-only role instead.
+
+On a SQLite store (the default), ``sql``, ``history`` and ``db current`` read the file with the
+stdlib and never import SQLAlchemy or Alembic, so they start in a fraction of a second; the
+answers and refusals are the store's own (``tests/store/test_stdlib_reads.py`` runs both paths).
 """
 
 from __future__ import annotations

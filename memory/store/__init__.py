@@ -3,8 +3,9 @@
 :class:`BaseStore` is the protocol; :class:`Store` implements it over a SQLAlchemy URL (SQLite
 file or PostgreSQL, schema managed by Alembic) and :class:`MemoryStore` in this process only.
 
-The exports load on first use: ``tooltray sql`` and ``tooltray db current`` import one store
-module each and must not pay for Alembic, the ORM models and numpy.
+The exports load on first use: ``tooltray sql``, ``tooltray history`` and ``tooltray db current``
+read a SQLite store with the stdlib (:mod:`~tooltray.memory.store.url`) and must not pay for
+SQLAlchemy, Alembic or numpy.
 """
 
 from __future__ import annotations

@@ -2,7 +2,9 @@
 
 SQLite is opened in WAL mode with a busy timeout, foreign keys on and ``synchronous=NORMAL`` so
 several processes can share one file; writers start with ``BEGIN IMMEDIATE`` so they queue on the
-lock instead of failing half-way. The read-only engine is what ``tooltray sql`` runs on.
+lock instead of failing half-way. The read-only engine is what ``tooltray sql`` runs on for a
+URL the plain reader of :mod:`~tooltray.memory.store.url` leaves alone; ``resolve_url`` lives
+there too, so choosing a database never imports SQLAlchemy.
 """
 
 from __future__ import annotations
