@@ -2,7 +2,9 @@
 
 A fresh database is brought to the newest schema on first open. Anything else that is not at
 :func:`head` is refused with the command that fixes it, and a file that is not a tooltray database
-(or not a database at all) is never touched.
+(or not a database at all) is never touched. The checks themselves need neither SQLAlchemy nor
+Alembic and live in :mod:`~tooltray.memory.store.opening` (re-exported here), where the read-only
+commands use them; this module adds what changes a database.
 """
 
 from __future__ import annotations
