@@ -1,6 +1,7 @@
 """Suite ``startup``: how long each ``tooltray`` command takes from a cold process to its exit.
 
-``python bench/run.py startup [--quick]`` (or ``python bench/startup.py [--baseline PKGDIR]``).
+``python bench/run.py startup [--quick] [--baseline PKGDIR] [--only LABELS]`` (or
+``python bench/startup.py`` with the same flags).
 
 Each command runs ``RUNS`` times in a fresh ``python`` subprocess (the console script's own
 code path: ``tooltray.memory.cli.main``), against a small SQLite store with one stored session;
@@ -8,10 +9,11 @@ the table shows the median CPU time (user + system) of the child, and its wall t
 machine the wall time mostly measures the other jobs; the CPU time is what the command costs,
 close to its wall time on an idle machine. The goal is at most ``TARGET_S`` of CPU for
 ``--help``, ``sql``, ``history`` and ``db``: they must not load the agent loop, the embedders or
-onnxruntime.
+onnxruntime, nor, on a SQLite store, SQLAlchemy and Alembic (they read the file with the stdlib).
 
-The floors are what a command cannot go below: a bare interpreter, and SQLAlchemy (which every
-store command needs) imported alone; they are timed the same way, once per run.
+The floors are timed the same way, once per run: a bare interpreter (what no command goes below),
+``import click`` (what every command pays for its command line) and ``import sqlalchemy`` alone
+(what a store command still pays on PostgreSQL, and what the fast commands no longer pay).
 
 ``--baseline PKGDIR`` (or ``TOOLTRAY_STARTUP_BASELINE``) times a second install side by side,
 e.g. a tree whose ``tooltray/`` links to an older checkout, so before/after share one machine
@@ -40,7 +42,11 @@ TARGET_S = 0.5
 FAST = ("--help", "sql", "history", "db current")
 SESSION = "startup-1"
 ENTRY = "import sys; from tooltray.memory.cli.main import main; sys.argv[0] = 'tooltray'; main()"
-FLOORS = {"python -c pass": "pass", "import sqlalchemy": "import sqlalchemy"}
+FLOORS = {
+    "python -c pass": "pass",
+    "import click": "import click",
+    "import sqlalchemy": "import sqlalchemy",
+}
 
 
 def commands(db: str) -> dict[str, list[str]]:
@@ -167,15 +173,24 @@ def run(
     }
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``python bench/startup.py [--baseline PKGDIR] [--quick]``."""
-    parser = argparse.ArgumentParser(description=__doc__)
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The suite's own flags (shared by bench/run.py and this file)."""
     parser.add_argument("--baseline", default=None, help="PYTHONPATH of an install to compare")
-    parser.add_argument("--quick", action="store_true")
     parser.add_argument("--only", default="", help="comma-separated command labels")
-    args = parser.parse_args(argv)
-    only = [x.strip() for x in args.only.split(",") if x.strip()]
-    run(Path("."), Path("."), quick=args.quick, baseline=args.baseline, only=only)
+
+
+def run_args(data_dir: Path, out_dir: Path, opts: argparse.Namespace) -> dict[str, Any]:
+    """The suite with parsed flags (``bench/run.py startup --baseline PKGDIR``)."""
+    only = [x.strip() for x in opts.only.split(",") if x.strip()]
+    return run(data_dir, out_dir, quick=opts.quick, baseline=opts.baseline, only=only)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python bench/startup.py [--baseline PKGDIR] [--quick] [--only LABELS]``."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true")
+    add_arguments(parser)
+    run_args(Path("."), Path("."), parser.parse_args(argv))
     return 0
 
 

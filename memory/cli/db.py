@@ -5,6 +5,10 @@ read-only connection whose session user holds no power outside the database: on 
 superuser or role-creating ``--db`` only prepares tooltray's own reader role, and the statement
 runs on a separate connection as that role (see :mod:`tooltray.memory.store.sql`);
 ``--sql-url`` / ``TOOLTRAY_SQL_URL`` may name a SELECT-only role instead.
+
+On a SQLite store (the default), ``sql``, ``history`` and ``db current`` read the file with the
+stdlib and never import SQLAlchemy or Alembic, so they start in a fraction of a second; the
+answers and refusals are the store's own (``tests/store/test_stdlib_reads.py`` runs both paths).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import io
 import json
 from collections.abc import Sequence
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -23,6 +28,7 @@ from tooltray.memory.cli.options import DB_OPTION, format_option
 
 if TYPE_CHECKING:  # the store (SQLAlchemy, Alembic) loads when a command runs, not on --help
     from tooltray.memory.store.records import HistoryEvent, TurnRecord
+    from tooltray.memory.store.timeline import Timeline
 
 DEFAULT_LIMIT = 1000  # tooltray.memory.store.sql.DEFAULT_LIMIT (a test keeps them equal)
 
@@ -34,11 +40,11 @@ def store_url(db: str | None) -> str:
 
     Otherwise SQLite only says "unable to open database file", which reads like damage.
     """
-    from tooltray.memory.store.engine import resolve_url, sqlite_path
+    from tooltray.memory.store.url import resolve_url, sqlite_file
     from tooltray.tools.errors import StoreError
 
     url: str = resolve_url(db)
-    path = sqlite_path(url)
+    path = sqlite_file(url)
     if path is not None and not path.parent.is_dir():
         raise StoreError(
             f"the folder {path.parent} of the database {path} does not exist: create it "
@@ -103,8 +109,8 @@ def db_upgrade(db: str | None) -> None:
 @FORMAT_OPTION
 def db_current(db: str | None, fmt: str) -> None:
     """Show the database's schema revision and whether it needs an upgrade."""
-    from tooltray.memory.store.migrate import current, head
-    from tooltray.memory.store.probe import display_url
+    from tooltray.memory.store.opening import current, head
+    from tooltray.memory.store.url import display_url
 
     url = store_url(db)
     rev, want = current(url), head()
@@ -216,23 +222,47 @@ def _compact(rows: list[list[Any]]) -> list[list[Any]]:
 @FORMAT_OPTION
 def history_command(session: str, db: str | None, fmt: str) -> None:
     """Show a session's timeline turn by turn: events, prefix hash, tool tokens, loaded count."""
-    from tooltray.memory.store import Store, resolve_url
-    from tooltray.memory.store.probe import display_url, probe
+    from tooltray.memory.store.probe import probe
+    from tooltray.memory.store.url import display_url, plain_sqlite_path, resolve_url
     from tooltray.tools.errors import StoreError
 
     url = resolve_url(db)
     if probe(url).kind == "empty":
         raise StoreError(f"no tooltray database at {display_url(url)}: check --db / TOOLTRAY_DB")
-    with Store(url) as store:
-        if store.snapshot(session) is None:
-            raise StoreError(
-                f"no session {session!r} in {display_url(url)}: list them with "
-                "`tooltray sql 'SELECT id, turn, status FROM sessions'`"
-            )
-        rows = _timeline(store.history(session), store.turns(session))
+    path = plain_sqlite_path(url)
+    found = stored_timeline(url, session) if path is None else file_timeline(url, path, session)
+    if found is None:
+        raise StoreError(
+            f"no session {session!r} in {display_url(url)}: list them with "
+            "`tooltray sql 'SELECT id, turn, status FROM sessions'`"
+        )
+    rows = _timeline(*found)
     if fmt == "table":
         rows = _compact(rows)
     emit(HISTORY_COLUMNS, rows, fmt, title=f"session {session}")
+
+
+def file_timeline(url: str, path: Path, session: str) -> Timeline | None:
+    """The session's events and turns read from a SQLite file without SQLAlchemy.
+
+    The file passes the store's opening rules first (ours, not damaged, at head), so a file the
+    store would refuse is refused here with the same line.
+    """
+    from tooltray.memory.store.opening import checked_probe, require_head
+    from tooltray.memory.store.timeline import read_timeline
+
+    require_head(url, checked_probe(url))
+    return read_timeline(path, session)
+
+
+def stored_timeline(url: str, session: str) -> Timeline | None:
+    """The session's events and turns through the :class:`Store` (PostgreSQL, any URL)."""
+    from tooltray.memory.store import Store
+
+    with Store(url) as store:
+        if store.snapshot(session) is None:
+            return None
+        return store.history(session), store.turns(session)
 
 
 COMMANDS: list[click.Command] = [db_group, sql_command, history_command]

@@ -3,8 +3,9 @@
 :class:`BaseStore` is the protocol; :class:`Store` implements it over a SQLAlchemy URL (SQLite
 file or PostgreSQL, schema managed by Alembic) and :class:`MemoryStore` in this process only.
 
-The exports load on first use: ``tooltray sql`` and ``tooltray db current`` import one store
-module each and must not pay for Alembic, the ORM models and numpy.
+The exports load on first use: ``tooltray sql``, ``tooltray history`` and ``tooltray db current``
+read a SQLite store with the stdlib (:mod:`~tooltray.memory.store.url`) and must not pay for
+SQLAlchemy, Alembic or numpy.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from tooltray.tools.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from tooltray.memory.store.base import BaseStore
-    from tooltray.memory.store.engine import make_engine, readonly_engine, resolve_url
+    from tooltray.memory.store.engine import make_engine, readonly_engine
     from tooltray.memory.store.memory import MemoryStore
     from tooltray.memory.store.migrate import check, current, head, upgrade
     from tooltray.memory.store.records import (
@@ -31,12 +32,13 @@ if TYPE_CHECKING:
     )
     from tooltray.memory.store.rules import apply_local, empty_snapshot
     from tooltray.memory.store.store import Store
+    from tooltray.memory.store.url import resolve_url
 
 __getattr__, __dir__ = lazy_exports(
     globals(),
     {
         ".base": ("BaseStore",),
-        ".engine": ("make_engine", "readonly_engine", "resolve_url"),
+        ".engine": ("make_engine", "readonly_engine"),
         ".memory": ("MemoryStore",),
         ".migrate": ("check", "current", "head", "upgrade"),
         ".records": (
@@ -52,6 +54,7 @@ __getattr__, __dir__ = lazy_exports(
         ),
         ".rules": ("apply_local", "empty_snapshot"),
         ".store": ("Store",),
+        ".url": ("resolve_url",),
     },
 )
 

@@ -2,12 +2,13 @@
 
 SQLite is opened in WAL mode with a busy timeout, foreign keys on and ``synchronous=NORMAL`` so
 several processes can share one file; writers start with ``BEGIN IMMEDIATE`` so they queue on the
-lock instead of failing half-way. The read-only engine is what ``tooltray sql`` runs on.
+lock instead of failing half-way. The read-only engine is what ``tooltray sql`` runs on for a
+URL the plain reader of :mod:`~tooltray.memory.store.url` leaves alone; ``resolve_url`` lives
+there too, so choosing a database never imports SQLAlchemy.
 """
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -18,29 +19,11 @@ from sqlalchemy.engine import URL, Connection, make_url
 from sqlalchemy.exc import ArgumentError
 from sqlalchemy.pool import ConnectionPoolEntry, StaticPool
 
-from tooltray.memory.store.guard import guard_sqlite_readonly
+from tooltray.memory.store.guard import BUSY_TIMEOUT_MS, lock_down
+from tooltray.memory.store.url import resolve_url
 from tooltray.tools.errors import StoreError
 
-ENV_DB = "TOOLTRAY_DB"
-DEFAULT_FILE = "tooltray.db"
-BUSY_TIMEOUT_MS = 5000
 IMMEDIATE = "tooltray_immediate"
-_PG_ALIASES = ("postgres://", "postgresql://", "postgresql+psycopg2://")
-
-
-def resolve_url(url: str | None = None) -> str:
-    """The database URL to use: ``url``, else ``$TOOLTRAY_DB``, else ``./tooltray.db``.
-
-    A plain file path becomes a SQLite URL; ``postgres://``/``postgresql://`` use psycopg 3.
-    """
-    raw = url or os.environ.get(ENV_DB) or str(Path.cwd() / DEFAULT_FILE)
-    raw = raw.strip()
-    if "://" not in raw:
-        return f"sqlite:///{Path(raw).expanduser().resolve()}"
-    for alias in _PG_ALIASES:
-        if raw.startswith(alias):
-            return "postgresql+psycopg://" + raw[len(alias) :]
-    return raw
 
 
 def parse_url(url: str) -> URL:
@@ -145,12 +128,7 @@ def _sqlite_readonly_engine(url: str) -> Engine:
 
 
 def _sqlite_readonly_connect(dbapi_connection: sqlite3.Connection, record: Any) -> None:
-    dbapi_connection.isolation_level = None
-    cursor = dbapi_connection.cursor()
-    cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-    cursor.execute("PRAGMA query_only=ON")
-    cursor.close()
-    guard_sqlite_readonly(dbapi_connection)
+    lock_down(dbapi_connection)
 
 
 def _pg_readonly_checkout(dbapi_connection: Any, record: Any, proxy: Any) -> None:

@@ -1,14 +1,24 @@
-"""A SQLite authorizer that makes a connection strictly read-only, ATTACH and VACUUM INTO included.
+"""A strictly read-only SQLite connection, ATTACH and VACUUM INTO included, with the stdlib only.
 
 ``mode=ro`` and ``query_only`` stop writes to the open file, but not ``ATTACH 'new.db'`` or
 ``VACUUM INTO 'copy.db'``, which create files elsewhere. The authorizer refuses those at prepare
 time (so no file is ever created), together with DDL, DML and PRAGMAs that set a value.
+:func:`open_readonly` is what ``tooltray sql`` and ``tooltray history`` read a SQLite store
+through; SQLAlchemy's read-only engine (for URLs only it understands) runs :func:`lock_down` too.
 """
 
 from __future__ import annotations
 
+import math
+import re
 import sqlite3
 import sys
+from pathlib import Path
+from urllib.parse import quote
+
+from tooltray.tools.errors import StoreError
+
+BUSY_TIMEOUT_MS = 5000
 
 _ALLOWED = {
     sqlite3.SQLITE_SELECT,
@@ -55,3 +65,34 @@ def guard_sqlite_readonly(connection: sqlite3.Connection) -> None:
     if sys.version_info >= (3, 11):  # 3.10 has no setlimit; the authorizer refuses ATTACH there
         connection.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
     connection.set_authorizer(readonly_authorizer)
+
+
+def lock_down(connection: sqlite3.Connection) -> None:
+    """Make an open connection read-only: autocommit, busy timeout, ``query_only``, authorizer."""
+    connection.isolation_level = None
+    connection.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    connection.execute("PRAGMA query_only=ON")
+    guard_sqlite_readonly(connection)
+
+
+def open_readonly(path: Path) -> sqlite3.Connection:
+    """Open the SQLite file at ``path`` read-only and locked down (see :func:`lock_down`).
+
+    It also gets SQLAlchemy's ``regexp`` and ``floor`` functions, so a statement answers the same
+    whichever way the file was opened.
+
+    Raises:
+        StoreError: there is no file at ``path``.
+    """
+    if not path.is_file():
+        raise StoreError(f"no database file at {path}: check --db (nothing to read)")
+    uri = f"file:{quote(str(path.resolve()))}?mode=ro"
+    connection = sqlite3.connect(uri, uri=True, check_same_thread=False)
+    connection.create_function("regexp", 2, _regexp, deterministic=True)
+    connection.create_function("floor", 1, math.floor, deterministic=True)
+    lock_down(connection)
+    return connection
+
+
+def _regexp(pattern: str, value: str | None) -> bool | None:
+    return None if value is None else re.search(pattern, value) is not None

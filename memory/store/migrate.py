@@ -2,76 +2,46 @@
 
 A fresh database is brought to the newest schema on first open. Anything else that is not at
 :func:`head` is refused with the command that fixes it, and a file that is not a tooltray database
-(or not a database at all) is never touched.
+(or not a database at all) is never touched. The checks themselves need neither SQLAlchemy nor
+Alembic and live in :mod:`~tooltray.memory.store.opening` (re-exported here), where the read-only
+commands use them; this module adds what changes a database.
 """
 
 from __future__ import annotations
 
-import io
 from importlib.metadata import PackageNotFoundError, version
-from importlib.resources import files
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import Connection, Engine, text
 from sqlalchemy.exc import SQLAlchemyError
 
-from tooltray.memory.store.engine import (
-    IMMEDIATE,
-    make_engine,
-    resolve_url,
-    sqlite_path,
+from tooltray.memory.store.engine import IMMEDIATE, make_engine, sqlite_path
+from tooltray.memory.store.opening import (
+    alembic_config,
+    checked_probe,
+    current,
+    head,
+    known_revisions,
+    newer,
+    require_head,
 )
-from tooltray.memory.store.probe import Probe, display_url, first_line, probe
-from tooltray.memory.store.revisions import chain, head_revision
-from tooltray.tools.errors import SchemaVersionError, StoreError
+from tooltray.memory.store.probe import display_url, first_line
+from tooltray.memory.store.url import resolve_url
+from tooltray.tools.errors import StoreError
 
-if TYPE_CHECKING:
-    from alembic.config import Config
-    from alembic.script import ScriptDirectory
+__all__ = [
+    "alembic_config",
+    "check",
+    "current",
+    "ensure_schema",
+    "head",
+    "known_revisions",
+    "upgrade",
+    "upgrade_engine",
+]
 
 # Serialises concurrent first-time upgrades on one PostgreSQL database.
 PG_LOCK_KEY = 7_461_120_313
-
-
-def alembic_config(url: str, connection: Connection | None = None) -> Config:
-    """An Alembic config for tooltray's migrations; no ``alembic.ini`` is needed."""
-    from alembic.config import Config
-
-    cfg = Config(stdout=io.StringIO())
-    cfg.set_main_option("script_location", str(files("tooltray.migrations")))
-    cfg.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
-    cfg.attributes["connection"] = connection
-    return cfg
-
-
-def head() -> str:
-    """The newest schema revision this tooltray knows (read without Alembic when it can be)."""
-    try:
-        return head_revision()
-    except LookupError:
-        rev = _scripts().get_current_head()
-        assert rev is not None, "tooltray ships at least one migration"
-        return rev
-
-
-def known_revisions() -> set[str]:
-    """Every revision this tooltray can upgrade from."""
-    try:
-        return set(chain())
-    except LookupError:
-        return {rev.revision for rev in _scripts().walk_revisions()}
-
-
-def _scripts() -> ScriptDirectory:
-    from alembic.script import ScriptDirectory
-
-    return ScriptDirectory.from_config(alembic_config("sqlite://"))
-
-
-def current(url: str) -> str | None:
-    """The database's schema revision (``None`` when it is empty or missing); never writes."""
-    found = _checked_probe(resolve_url(url))
-    return found.revision
 
 
 def upgrade(url: str) -> str:
@@ -80,9 +50,9 @@ def upgrade(url: str) -> str:
     Refuses (and leaves alone) a foreign or corrupt database and one written by a newer tooltray.
     """
     url = resolve_url(url)
-    found = _checked_probe(url)
+    found = checked_probe(url)
     if found.revision is not None and found.revision not in known_revisions():
-        raise _newer(url, found.revision)
+        raise newer(url, found.revision)
     engine = make_engine(url)
     try:
         upgrade_engine(engine)
@@ -140,52 +110,14 @@ def check(url: str) -> None:
 def ensure_schema(url: str, *, auto_upgrade: bool = False) -> None:
     """Apply the opening rules: upgrade a fresh database, refuse anything not at head."""
     url = resolve_url(url)
-    found = _checked_probe(url)
+    found = checked_probe(url)
     if found.kind == "empty":
         upgrade(url)
         return
-    want = head()
-    if found.revision == want:
-        return
-    if found.revision not in known_revisions():
-        raise _newer(url, str(found.revision))
-    if auto_upgrade:
+    if auto_upgrade and found.revision != head() and found.revision in known_revisions():
         upgrade(url)
         return
-    raise SchemaVersionError(
-        f"the database schema is at {found.revision}, this tooltray needs {want}: "
-        f"run `tooltray db upgrade --db {display_url(url)}` (back up first)"
-    )
-
-
-def _checked_probe(url: str) -> Probe:
-    found = probe(url)
-    where = sqlite_path(url) or display_url(url)
-    if found.kind == "corrupt":
-        raise StoreError(
-            f"{where} is not a readable SQLite database ({found.detail}): move it aside or "
-            "restore a backup, then retry; tooltray left it unchanged"
-        )
-    if found.kind == "foreign":
-        shown = ", ".join(map(_printable, found.tables[:5]))
-        shown += ", ..." if len(found.tables) > 5 else ""
-        raise StoreError(
-            f"{where} is not a tooltray database (it holds other tables: {shown}): "
-            "point --db (or TOOLTRAY_DB) at another file; tooltray left it unchanged"
-        )
-    return found
-
-
-def _printable(name: str) -> str:
-    """A table name fit for a one-line message (a damaged file can hold any bytes)."""
-    return "".join(c if c.isprintable() else "?" for c in name)[:40]
-
-
-def _newer(url: str, revision: str) -> SchemaVersionError:
-    return SchemaVersionError(
-        f"the database at {display_url(url)} was written by a newer tooltray (schema revision "
-        f"{_printable(revision)}, this tooltray knows up to {head()}): upgrade tooltray to use it"
-    )
+    require_head(url, found)
 
 
 def _stamp_writer(conn: Connection) -> None:

@@ -2,6 +2,9 @@
 
 This runs before any engine that could write is opened, because opening a SQLite file in WAL mode
 already rewrites its header: a file that is not ours must be left exactly as it was found.
+
+A SQLite file is read with the stdlib; SQLAlchemy loads only for a server, or a URL only it can
+read (:mod:`tooltray.memory.store.probe_server`), so ``tooltray db current`` starts fast.
 """
 
 from __future__ import annotations
@@ -12,11 +15,9 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import quote
 
-from sqlalchemy import inspect, text
-from sqlalchemy.exc import SQLAlchemyError
-
-from tooltray.memory.store.engine import BUSY_TIMEOUT_MS, is_sqlite, make_engine, sqlite_path
-from tooltray.tools.errors import StoreError
+from tooltray.memory.store.guard import BUSY_TIMEOUT_MS
+from tooltray.memory.store.url import display_url as display_url  # re-exported: callers use it
+from tooltray.memory.store.url import plain_sqlite_path
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 MIN_PAGE_SIZE = 512
@@ -52,13 +53,16 @@ class Probe:
 
 def probe(url: str) -> Probe:
     """Classify the database at ``url`` without writing to it (a missing file is ``empty``)."""
-    if is_sqlite(url):
-        path = sqlite_path(url)
-        return _probe_sqlite_file(path) if path is not None else Probe("empty")
-    return _probe_server(url)
+    path = plain_sqlite_path(url)
+    if path is not None:
+        return probe_sqlite_file(path)
+    from tooltray.memory.store.probe_server import probe_other
+
+    return probe_other(url)
 
 
-def _classify(tables: set[str], revision: str | None) -> Probe:
+def classify(tables: set[str], revision: str | None) -> Probe:
+    """What a database holding ``tables`` at ``revision`` (from ``alembic_version``) is."""
     names = tuple(sorted(tables))
     if not tables - {VERSION_TABLE} and revision is None:
         return Probe("empty", tables=names)
@@ -67,7 +71,8 @@ def _classify(tables: set[str], revision: str | None) -> Probe:
     return Probe("foreign", revision, names)
 
 
-def _probe_sqlite_file(path: Path) -> Probe:
+def probe_sqlite_file(path: Path) -> Probe:
+    """Classify the SQLite file at ``path`` (missing or zero bytes: ``empty``)."""
     if not path.exists() or (path.is_file() and path.stat().st_size == 0):
         return Probe("empty")
     if not path.is_file():
@@ -95,7 +100,7 @@ def _read_sqlite(path: Path) -> Probe:
         if VERSION_TABLE in tables:
             row = conn.execute(f"SELECT version_num FROM {VERSION_TABLE}").fetchone()
             revision = str(row[0]) if row else None
-        found = _classify(tables, revision)
+        found = classify(tables, revision)
         if found.kind == "empty" and not _intact(conn):
             return Probe("corrupt", detail="its schema is damaged (PRAGMA quick_check failed)")
         return found
@@ -117,32 +122,6 @@ def _intact(conn: sqlite3.Connection) -> bool:
 def _lenient_text(raw: bytes) -> str:
     """Decode a damaged file's names without failing (they only end up in messages)."""
     return raw.decode("utf-8", "replace")
-
-
-def _probe_server(url: str) -> Probe:
-    engine = make_engine(url)
-    try:
-        with engine.connect() as conn:
-            tables = set(inspect(conn).get_table_names())
-            revision = None
-            if VERSION_TABLE in tables:
-                row = conn.execute(text(f"SELECT version_num FROM {VERSION_TABLE}")).first()
-                revision = str(row[0]) if row else None
-            return _classify(tables, revision)
-    except SQLAlchemyError as exc:
-        raise StoreError(
-            f"cannot read the database at {display_url(url)}: {first_line(exc)}; "
-            "check that the server is running and the URL (--db / TOOLTRAY_DB) is right"
-        ) from exc
-    finally:
-        engine.dispose()
-
-
-def display_url(url: str) -> str:
-    """``url`` with any password hidden, for messages."""
-    from sqlalchemy.engine import make_url
-
-    return make_url(url).render_as_string(hide_password=True)
 
 
 def first_line(exc: BaseException) -> str:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from sqlalchemy import Connection, Engine, select
 
 from tooltray.memory.store.apply import apply_changes
-from tooltray.memory.store.engine import IMMEDIATE, is_sqlite, make_engine, resolve_url, sqlite_path
+from tooltray.memory.store.engine import IMMEDIATE, is_sqlite, make_engine, sqlite_path
 from tooltray.memory.store.migrate import ensure_schema, upgrade_engine
 from tooltray.memory.store.models import utcnow
 from tooltray.memory.store.probe import display_url
@@ -34,6 +34,7 @@ from tooltray.memory.store.records import (
     TurnRecord,
 )
 from tooltray.memory.store.retry import with_retries
+from tooltray.memory.store.url import resolve_url
 
 if TYPE_CHECKING:
     import numpy as np

@@ -1,0 +1,66 @@
+"""Which database, read without SQLAlchemy: the URL to use and, for a plain SQLite URL, its file.
+
+``import sqlalchemy`` alone costs about half a second of CPU, more than ``tooltray sql``,
+``tooltray history`` and ``tooltray db current`` may take in all; on a SQLite store (the default)
+they read the file with the stdlib. So the common URL forms are read here by hand:
+``sqlite:///relative.db``, ``sqlite:////abs/path.db`` and the same with ``sqlite+pysqlite``,
+whose path holds only characters SQLAlchemy also leaves alone. Anything else (query parameters,
+in-memory, percent escapes, other drivers, PostgreSQL) is ``None`` here and goes to
+:mod:`tooltray.memory.store.engine`; a test keeps both readings equal.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+ENV_DB = "TOOLTRAY_DB"
+DEFAULT_FILE = "tooltray.db"
+_PG_ALIASES = ("postgres://", "postgresql://", "postgresql+psycopg2://")
+# The characters SQLAlchemy's make_url keeps as they are in a SQLite path (and renders back).
+_PLAIN = re.compile(r"(?:sqlite|sqlite\+pysqlite):///([A-Za-z0-9 +\-./_~]+)")
+
+
+def resolve_url(url: str | None = None) -> str:
+    """The database URL to use: ``url``, else ``$TOOLTRAY_DB``, else ``./tooltray.db``.
+
+    A plain file path becomes a SQLite URL; ``postgres://``/``postgresql://`` use psycopg 3.
+    """
+    raw = url or os.environ.get(ENV_DB) or str(Path.cwd() / DEFAULT_FILE)
+    raw = raw.strip()
+    if "://" not in raw:
+        return f"sqlite:///{Path(raw).expanduser().resolve()}"
+    for alias in _PG_ALIASES:
+        if raw.startswith(alias):
+            return "postgresql+psycopg://" + raw[len(alias) :]
+    return raw
+
+
+def plain_sqlite_path(url: str) -> Path | None:
+    """The file of a plain SQLite URL; ``None`` for any other URL (ask SQLAlchemy then)."""
+    found = _PLAIN.fullmatch(url)
+    return Path(found.group(1)).expanduser() if found else None
+
+
+def sqlite_file(url: str) -> Path | None:
+    """The file of any SQLite URL (``None``: in-memory or not SQLite); SQLAlchemy only if needed.
+
+    Raises:
+        StoreError: ``url`` is not a database URL tooltray supports.
+    """
+    path = plain_sqlite_path(url)
+    if path is not None:
+        return path
+    from tooltray.memory.store.engine import sqlite_path
+
+    return sqlite_path(url)
+
+
+def display_url(url: str) -> str:
+    """``url`` with any password hidden, for messages (a plain SQLite URL has none)."""
+    if plain_sqlite_path(url) is not None:
+        return url
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).render_as_string(hide_password=True)
