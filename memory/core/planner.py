@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 
 from tooltray.memory.config import Settings
 from tooltray.memory.core.prompt import bundle_menu, text_block
-from tooltray.memory.core.selection import Caps, admit, order_candidates
+from tooltray.memory.core.selection import Caps, admit, admit_growth, order_candidates
 from tooltray.memory.core.session import MODE_ALL, MODE_SELECTED, SessionState
 from tooltray.memory.core.signals import NoSignals, SelectionSignals
 from tooltray.memory.core.skills import SkillLibrary, load_skills
@@ -52,6 +52,7 @@ class _Catalog:
     skills: SkillLibrary | None = None
     lexical: Retriever | None = None
     spans: dict[str, list[str]] = field(default_factory=dict)
+    unbuilt: bool = False
 
 
 class Planner:
@@ -160,10 +161,12 @@ class Planner:
         """``(embedder id, query vector)`` of one user message, for learning at turn end.
 
         Selection embedded the message already when it selected or grew this turn, so this is
-        usually the retriever's memo; otherwise it costs one query embedding. ``None`` when no
-        index was built (all tools fit) or the embedder is down: then only co-use is learned.
+        usually the retriever's memo; otherwise it costs one query embedding. A process that
+        resumed the session after its selection builds the index here (the catalog's vectors
+        are cached in the store), so a restart does not lose the lesson's vector. ``None`` when
+        every tool fits (no index is needed) or the embedder is down: then only co-use is learned.
         """
-        retriever = self.catalog().retriever
+        retriever = self._index()
         embedder = getattr(retriever, "embedder", None)
         if retriever is None or embedder is None:
             return None
@@ -175,6 +178,18 @@ class Planner:
         except TooltrayError:
             return None
 
+    def _index(self) -> Retriever | None:
+        """The retrieval index for learning, built if this process has none yet (a resumed
+        session); ``None`` when every tool fits or the embedder is down."""
+        cat = self.catalog()
+        if cat.retriever is None and (cat.unbuilt or self.all_fit()):
+            return None
+        try:
+            return self.retriever()
+        except TooltrayError:
+            cat.unbuilt = True  # one try per catalog: a turn's end must not wait on an outage
+            return None
+
     def request_text(self, users: Sequence[str]) -> str | None:
         """Which of a turn's user messages asked for what it used: the first task message.
 
@@ -184,7 +199,7 @@ class Planner:
         message exists. Without a retrieval index, the latest message.
         """
         texts = [u for u in users if u and u.strip()]
-        retriever = self.catalog().retriever
+        retriever = self._index() if texts else None
         if not texts or retriever is None:
             return texts[-1] if texts else None
         return retriever.request_of(texts)
@@ -203,10 +218,13 @@ class Planner:
         elif self.settings.selection == "message":
             cands = self.retriever().strong(users)
         else:
-            loaded = [t.name for t in state.snapshot.loaded]
-            cands = self.retriever().conversation_growth(users, self.signals, loaded)
-        caps = Caps(self.settings.max_tools, self.settings.token_budget)
+            names = [t.name for t in state.snapshot.loaded]
+            cands = self.retriever().conversation_growth(users, self.signals, names)
+            cands = [c for c in cands if self.registry.is_allowed(c.name)]
+            hard_max = self.settings.hard_max_tools
+            return Plan(MODE_SELECTED, admit_growth(cands, state.snapshot.loaded, hard_max))
         cands = [c for c in cands if self.registry.is_allowed(c.name)]
+        caps = Caps(self.settings.max_tools, self.settings.token_budget)
         return Plan(MODE_SELECTED, admit(cands, self.catalog().tokens, caps, state.snapshot.loaded))
 
     def _core(self) -> list[str]:

@@ -25,8 +25,16 @@ MODE_ALL: SelectionMode = "all"
 
 def grown_turn(snapshot: SessionSnapshot) -> int:
     """The last turn whose growth is stored (``-1``: none), so a restart does not redo it."""
-    grown = snapshot.meta.get("grown")
-    return grown if isinstance(grown, int) and not isinstance(grown, bool) else -1
+    return _counter(snapshot.meta.get("grown"), -1)
+
+
+def learned_upto(snapshot: SessionSnapshot) -> int:
+    """How many user messages stored lessons covered (``0``: none), kept across restarts."""
+    return _counter(snapshot.meta.get("learned"), 0)
+
+
+def _counter(value: object, default: int) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
 
 
 def user_texts(messages: Sequence[dict[str, Any]]) -> list[str]:

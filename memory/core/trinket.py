@@ -27,7 +27,13 @@ from tooltray.memory.core.lifecycle import evict, expire_fallback
 from tooltray.memory.core.planner import Planner
 from tooltray.memory.core.prompt import PromptView
 from tooltray.memory.core.results import ResultShelf
-from tooltray.memory.core.session import SessionState, ViewMode, grown_turn, user_texts
+from tooltray.memory.core.session import (
+    SessionState,
+    ViewMode,
+    grown_turn,
+    learned_upto,
+    user_texts,
+)
 from tooltray.memory.core.signals import SelectionSignals
 from tooltray.memory.core.views import (
     all_tools_view,
@@ -286,6 +292,8 @@ class ToolLoaderTrinket:
             changes = expire_fallback(state, turn)
             changes.turn = turn
             changes.learn = self._lesson(state, turn)
+            if changes.learn is not None:
+                changes.meta = {**(changes.meta or {}), "learned": state.learned_upto}
             self.journal.commit(state, changes)
 
     def _lesson(self, state: SessionState, turn: int) -> Learning | None:
@@ -336,6 +344,7 @@ class ToolLoaderTrinket:
             return state
         state = SessionState(session_id, snapshot or empty_snapshot(session_id))
         state.grown_turn = grown_turn(state.snapshot)
+        state.learned_upto = learned_upto(state.snapshot)
         self._sessions[session_id] = state
         if not self.enabled:
             state.health = "disabled"

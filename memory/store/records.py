@@ -43,11 +43,14 @@ class SessionMeta(TypedDict, total=False):
         selected: the first selection (made with a user message) is stored.
         mode: what it decided: a ``selected`` subset, or ``all`` tools (a small catalog).
         grown: the last turn whose growth is stored, so a restart does not grow it again.
+        learned: how many of the conversation's user messages stored lessons covered, so the
+            next lesson's request is found among the later ones after a restart too.
     """
 
     selected: bool
     mode: SelectionMode
     grown: int
+    learned: int
 
 
 def as_meta(stored: object) -> SessionMeta:

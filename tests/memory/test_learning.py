@@ -168,3 +168,21 @@ def test_learn_off_is_byte_identical_to_no_learning(
         with ToolLoaderTrinket(registry, store, settings=settings, planner=planner) as base:
             assert play(base, "conv-base") == seen_off
     assert stored(db_url, "conv-base") == stored(db_url, "conv-off")
+
+
+def test_a_restarted_process_teaches_the_request_after_what_was_learned(
+    make_trinket: MakeTrinket, db_url: str
+) -> None:
+    first = make_trinket(learn_keep_text=True)
+    messages = [user(TRIP)]
+    first.prepare("r", messages)
+    finish_turn("r", 1, ["travel_search_flights"])
+    first.close()  # the process ends; the next one reads the session back
+    messages += [{"role": "assistant", "content": "done"}, user(CODE)]
+    second = make_trinket(learn_keep_text=True)
+    second.prepare("r", messages)
+    finish_turn("r", 2, ["files_read"])
+    assert rows(db_url, "SELECT turn, text FROM learn_requests ORDER BY turn") == [
+        (1, TRIP),
+        (2, CODE),
+    ]
