@@ -551,8 +551,9 @@ def run_corpus(
             runs[f"{corpus}/{path}/{history}"] = _result(
                 results, menu, settings, time.perf_counter() - start
             )
-            if history == "online":
-                curves[f"{corpus}/{path}"] = learning_curve(results, menu, opts.window)
+            if opts.online and history in ("online", "none"):
+                label = "history grows" if history == "online" else "no history"
+                curves[f"{corpus}/{path}, {label}"] = learning_curve(results, menu, opts.window)
         if opts.restart:
             runs[f"{corpus}/{path}/restart"] = restart_check(data, corpus, registry, convs, stores)
     return runs, curves

@@ -55,9 +55,11 @@ class Settings(BaseSettings):
         enabled: the loader's own switch; off exposes every allowed tool, as without tooltray.
         memory_enabled: the memory switch; off is the same legacy all-tools path.
         path: how tools reach the model: ``text`` block, or a native ``tools=`` format.
-        max_tools: cap on selected tools (CORE, pinned and meta-tools not counted).
-        token_budget: cap on tokens of the selected tools' native schemas (o200k).
-        hard_max_tools: most tools explicit ``load_tools`` calls may grow the set to.
+        max_tools: cap on the tools a session boundary selects (CORE, pinned and meta-tools
+            not counted).
+        token_budget: cap on tokens of those tools' native schemas (o200k).
+        hard_max_tools: most tools ``load_tools`` calls and later turns' growth may grow the
+            loaded set to.
         idle_turns: tools unused for this many turns are evicted at session boundaries.
         growth: what later turns may add: nothing, strong matches, or every pick.
         context_window: the model's context size in tokens.

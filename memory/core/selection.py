@@ -57,6 +57,27 @@ def admit(
     return out
 
 
+def admit_growth(
+    candidates: Iterable[Candidate], loaded: Sequence[LoadedTool], hard_max: int
+) -> list[Candidate]:
+    """Admit a later turn's growth in order while the loaded set stays under ``hard_max``.
+
+    ``max_tools`` and ``token_budget`` bound what a session boundary selects. Growth answers to
+    the ceiling the model's own ``load_tools`` calls have: a session whose first selection filled
+    the caps (the demo's first turn loads 24 travel, weather and calendar tools) would otherwise
+    never grow, and every tool a later task needs would cost an escape, which is a model round
+    trip and a prefix change, where growth costs only the prefix change.
+    """
+    seen = {t.name for t in loaded}
+    room = hard_max - len(loaded)
+    out: list[Candidate] = []
+    for cand in candidates:
+        if cand.name not in seen and len(out) < room:
+            seen.add(cand.name)
+            out.append(cand)
+    return out
+
+
 def order_candidates(
     core: Sequence[str], skills: Sequence[str], picks: Sequence[Candidate]
 ) -> list[Candidate]:

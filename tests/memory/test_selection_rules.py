@@ -5,6 +5,7 @@ from __future__ import annotations
 from tooltray.memory.core.selection import (
     Caps,
     admit,
+    admit_growth,
     expired_fallbacks,
     idle_tools,
     order_candidates,
@@ -90,3 +91,13 @@ def test_apply_local_appends_never_reorders_and_turn_only_grows() -> None:
     )
     d = snap.loaded[-1]
     assert (d.fallback, d.source, d.last_used_turn) == (False, "escape", 2)
+
+
+def test_growth_answers_to_the_hard_ceiling_not_the_selection_caps() -> None:
+    full = [_loaded(f"t{i}", pos=i) for i in range(24)]  # the first selection filled max_tools
+    cands = [Candidate("new1", "semantic", 3.0), Candidate("t3", "semantic", 2.9)]
+    cands += [Candidate("new2", "semantic", 2.5), Candidate("new3", "semantic", 2.4)]
+    assert admit(cands, {}, Caps(max_tools=24, token_budget=6000), full) == []
+    assert [c.name for c in admit_growth(cands, full, hard_max=64)] == ["new1", "new2", "new3"]
+    assert [c.name for c in admit_growth(cands, full, hard_max=26)] == ["new1", "new2"]
+    assert admit_growth(cands, full, hard_max=24) == []

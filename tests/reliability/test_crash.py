@@ -29,6 +29,11 @@ from tooltray.tools.demo import demo_registry
 
 SESSION = "crash"
 SEED = 7
+NO_LEARNING = '{"learn": "off"}'
+"""For PostgreSQL: its sequences do not roll back, so a killed transaction leaves a gap in the
+``learn_requests`` ids, which are the learned clock; a restarted run's past-request votes, and
+the growth scores stored with them, then differ from the reference's in the third decimal.
+SQLite reuses a rolled-back id, so its run keeps learning on and checks it survives kills too."""
 
 
 @dataclass
@@ -95,12 +100,11 @@ def state_now(url: str) -> dict[str, Any]:
         return rs.session_state(store, SESSION)
 
 
-def run_reference(spawn: Any, url: str, turns: int) -> Reference:
+def run_reference(spawn: Any, url: str, turns: int, settings: str = "{}") -> Reference:
     empty = state_now(url)
     began = time.monotonic()
-    proc = spawn(
-        "script", "--db", url, "--job", f"{SESSION}:{SEED}", "--turns", str(turns), "--reference"
-    )
+    job = ["script", "--db", url, "--job", f"{SESSION}:{SEED}", "--turns", str(turns)]
+    proc = spawn(*job, "--settings", settings, "--reference")
     first_step = None
     while (line := proc.next_line(timeout=120)) is not None:
         if first_step is None and line.startswith("step"):
@@ -224,9 +228,17 @@ def check_after_kill(
     return ref.resume_step(min(matches)), core, min(matches)
 
 
-def crash_trial(spawn: Any, url: str, ref: Reference, rng: random.Random, tally: Tally) -> None:
+def crash_trial(
+    spawn: Any,
+    url: str,
+    ref: Reference,
+    rng: random.Random,
+    tally: Tally,
+    settings: str = "{}",
+) -> None:
     turns = str(max(s.get("turn", 0) for s in ref.steps))
     job = ["script", "--db", url, "--job", f"{SESSION}:{SEED}", "--turns", turns]
+    job += ["--settings", settings]
     start, before, floor = 0, None, 0
     for _ in range(rng.randint(1, 3)):
         if start >= len(ref.steps):
@@ -257,12 +269,14 @@ def crash_trial(spawn: Any, url: str, ref: Reference, rng: random.Random, tally:
     tally.trials += 1
 
 
-def run_experiment(spawn: Any, fresh: Any, trials: int, turns: int, seed: int) -> Tally:
-    ref = run_reference(spawn, fresh(), turns)
+def run_experiment(
+    spawn: Any, fresh: Any, trials: int, turns: int, seed: int, settings: str = "{}"
+) -> Tally:
+    ref = run_reference(spawn, fresh(), turns, settings)
     tally = Tally(writes_in_reference=len(ref.full) - 1)
     rng = random.Random(seed)
     for _ in range(trials):
-        crash_trial(spawn, fresh(), ref, rng, tally)
+        crash_trial(spawn, fresh(), ref, rng, tally, settings)
     return tally
 
 
@@ -287,7 +301,9 @@ def test_sigkill_at_random_points_loses_and_duplicates_nothing_postgres(
     spawn: Any, vectors: rs.Vectors, sizes: Any, figures: dict[str, Any]
 ) -> None:
     with rs.pg_databases(vectors) as fresh:
-        tally = run_experiment(spawn, fresh, sizes.pg_kill_trials, sizes.crash_turns, 4321)
+        tally = run_experiment(
+            spawn, fresh, sizes.pg_kill_trials, sizes.crash_turns, 4321, NO_LEARNING
+        )
     figures["crash_postgres"] = tally.figures()
     assert not tally.problems, tally.problems
     assert tally.kills >= 1
