@@ -189,16 +189,24 @@ def read_mates(conn: Connection, tools: list[str], min_share: float) -> list[Any
     Only mates whose weight is at least ``min_share`` of the tool's own come back: a hub tool
     has hundreds of rare mates, and reading them all would cost more than the selection.
     """
+    params = {"tools": list(tools), "share": min_share}
+    return [tuple(r) for r in conn.execute(_MATES, params).all()]
+
+
+def _mates_query() -> Any:
+    """Built once: selection asks it every turn, and building it cost more than running it."""
     pair, own = PAIRS.alias("pair"), PAIRS.alias("own")
     query = select(pair.c.tool, pair.c.mate, pair.c.weight, own.c.weight).join(
         own, (own.c.tool == pair.c.tool) & (own.c.mate == pair.c.tool)
     )
-    query = query.where(
-        pair.c.tool.in_(tools)
+    return query.where(
+        pair.c.tool.in_(bindparam("tools", expanding=True))
         & (pair.c.mate != pair.c.tool)
-        & (pair.c.weight >= min_share * own.c.weight)
+        & (pair.c.weight >= bindparam("share") * own.c.weight)
     )
-    return [tuple(r) for r in conn.execute(query).all()]
+
+
+_MATES = _mates_query()
 
 
 @dataclass(frozen=True)
@@ -212,10 +220,17 @@ class Clock:
 
 def read_clock(conn: Connection) -> Clock:
     """The :class:`Clock` in one round trip (it is asked at every selection)."""
+    row = conn.execute(_CLOCK).one()
+    return Clock(int(row[0] or 0), int(row[1] or 0), _as_epoch(row[2]))
+
+
+def _clock_query() -> Any:
     newest = select(func.max(REQUESTS.c.id)).scalar_subquery()  # apart: SQLite answers a lone
     oldest = select(func.min(REQUESTS.c.id)).scalar_subquery()  # min or max from the index
-    row = conn.execute(select(newest, oldest, _epoch_query())).one()
-    return Clock(int(row[0] or 0), int(row[1] or 0), _as_epoch(row[2]))
+    return select(newest, oldest, _epoch_query())
+
+
+_CLOCK = _clock_query()
 
 
 def read_requests(conn: Connection, after: int) -> list[Any]:
