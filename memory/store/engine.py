@@ -19,7 +19,7 @@ from sqlalchemy.engine import URL, Connection, make_url
 from sqlalchemy.exc import ArgumentError
 from sqlalchemy.pool import ConnectionPoolEntry, StaticPool
 
-from tooltray.memory.store.guard import BUSY_TIMEOUT_MS, lock_down
+from tooltray.memory.store.guard import BUSY_TIMEOUT_MS, existing, lock_down
 from tooltray.memory.store.url import resolve_url
 from tooltray.tools.errors import StoreError
 
@@ -115,11 +115,9 @@ def _sqlite_readonly_engine(url: str) -> Engine:
     path = sqlite_path(url)
     if path is None:
         raise StoreError(f"{url!r} is an in-memory database: a read-only view needs a file")
-    if not path.is_file():
-        raise StoreError(f"no database file at {path}: check --db (nothing to read)")
     ro = URL.create(
         "sqlite+pysqlite",
-        database=f"file:{quote(str(path.resolve()))}",
+        database=f"file:{quote(str(existing(path).resolve()))}",
         query={"mode": "ro", "uri": "true"},
     )
     engine = create_engine(ro, connect_args={"check_same_thread": False})

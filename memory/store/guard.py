@@ -84,14 +84,23 @@ def open_readonly(path: Path) -> sqlite3.Connection:
     Raises:
         StoreError: there is no file at ``path``.
     """
-    if not path.is_file():
-        raise StoreError(f"no database file at {path}: check --db (nothing to read)")
-    uri = f"file:{quote(str(path.resolve()))}?mode=ro"
+    uri = f"file:{quote(str(existing(path).resolve()))}?mode=ro"
     connection = sqlite3.connect(uri, uri=True, check_same_thread=False)
     connection.create_function("regexp", 2, _regexp, deterministic=True)
     connection.create_function("floor", 1, math.floor, deterministic=True)
     lock_down(connection)
     return connection
+
+
+def existing(path: Path) -> Path:
+    """``path`` when a file is there; a read-only open must never create one.
+
+    Raises:
+        StoreError: there is no file at ``path``.
+    """
+    if not path.is_file():
+        raise StoreError(f"no database file at {path}: check --db (nothing to read)")
+    return path
 
 
 def _regexp(pattern: str, value: str | None) -> bool | None:

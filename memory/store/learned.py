@@ -15,6 +15,7 @@ Bounds, enforced every few learned turns (at most 64, so a cap overshoots by und
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,7 +90,7 @@ def _insert_request(
         "prev_session": session_id,
         "prev_turn": lesson.turn - 1,
     }
-    row = conn.execute(_statement(conn, "teach"), values).first()
+    row = conn.execute(_statement(conn, _teach), values).first()
     if row is None:
         return None
     found = json.loads(row[1]) if isinstance(row[1], str) else row[1]
@@ -97,15 +98,15 @@ def _insert_request(
     return int(row[0]), previous, _as_epoch(row[2])
 
 
-_STATEMENTS: dict[tuple[str, str], Any] = {}
+_STATEMENTS: dict[tuple[str, Callable[[Connection], Any]], Any] = {}
 
 
-def _statement(conn: Connection, kind: str) -> Any:
-    """The turn-end statements, built once per dialect: building and hashing a fresh upsert
+def _statement(conn: Connection, build: Callable[[Connection], Any]) -> Any:
+    """``build(conn)``'s statement, built once per dialect: building and hashing a fresh upsert
     costs more than SQLite takes to run it."""
-    key = (conn.dialect.name, kind)
+    key = (conn.dialect.name, build)
     if key not in _STATEMENTS:
-        _STATEMENTS[key] = _teach(conn) if kind == "teach" else _pairs(conn)
+        _STATEMENTS[key] = build(conn)
     return _STATEMENTS[key]
 
 
@@ -169,7 +170,7 @@ def _rescale(conn: Connection, factor: float, epoch: int) -> None:
 
 def _add_pairs(conn: Connection, taught: list[tuple[str, str]], weight: float) -> None:
     rows = [{"tool": a, "mate": b, "weight": weight} for a, b in taught]
-    conn.execute(_statement(conn, "pairs"), rows)
+    conn.execute(_statement(conn, _pairs), rows)
 
 
 def evict_pairs(conn: Connection, cap: int) -> int:
