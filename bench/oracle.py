@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from corpora import Conversation
@@ -36,6 +37,8 @@ class OracleSignals:
                 out[b] = max(out.get(b, 0.0), n / self.uses[a])
         return out
 
-    def past_requests(self, vectors: NDArray[np.float32]) -> dict[str, float]:
+    def past_requests(
+        self, vectors: NDArray[np.float32], weights: Any = None, session: Any = None
+    ) -> dict[str, float]:
         """Not simulated."""
         return {}

@@ -7,7 +7,7 @@ changes, so a turn costs one query embedding and a few vector operations.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +18,7 @@ from tooltray.memory.config import Settings
 from tooltray.memory.core.prompt import bundle_menu, text_block
 from tooltray.memory.core.selection import Caps, admit, admit_growth, order_candidates
 from tooltray.memory.core.session import MODE_ALL, MODE_SELECTED, SessionState
-from tooltray.memory.core.signals import NoSignals, SelectionSignals
+from tooltray.memory.core.signals import NoSignals, SelectionSignals, SessionSignals
 from tooltray.memory.core.skills import SkillLibrary, load_skills
 from tooltray.memory.embedders.base import Progress
 from tooltray.memory.retrieval.adapter import Retriever, build_retriever, lexical_retriever
@@ -136,15 +136,16 @@ class Planner:
         budget = self.settings.activation_share * self.settings.context_window
         return sum(self.catalog().tokens.values()) <= budget
 
-    def search(self, query: str) -> list[Candidate]:
-        """Tools for a ``load_tools`` query: the strongest matches and their bundle-mates.
+    def search(self, query: str, exclude: Collection[str] = ()) -> list[Candidate]:
+        """Tools for a ``load_tools`` query: the strongest matches and their bundle-mates, none
+        of ``exclude`` (the tools already loaded).
 
         Raises:
             EmbedderError: the embedder is down (:meth:`search_lexically` still answers).
         """
-        return self.retriever().search(query)
+        return self.retriever().search(query, exclude)
 
-    def search_lexically(self, query: str) -> list[Candidate]:
+    def search_lexically(self, query: str, exclude: Collection[str] = ()) -> list[Candidate]:
         """:meth:`search` by the lexical half alone, which needs no embedder.
 
         A ``load_tools`` query must get an answer while the embedder is down, even when the
@@ -152,10 +153,10 @@ class Planner:
         """
         cat = self.catalog()
         if cat.retriever is not None:
-            return cat.retriever.lexical(query)
+            return cat.retriever.lexical(query, exclude)
         if cat.lexical is None:
             cat.lexical = lexical_retriever(self.registry.allowed(), self.settings)
-        return cat.lexical.lexical(query)
+        return cat.lexical.lexical(query, exclude)
 
     def message_vector(self, text: str) -> tuple[str, NDArray[np.float32]] | None:
         """``(embedder id, query vector)`` of one user message, for learning at turn end.
@@ -204,22 +205,27 @@ class Planner:
             return texts[-1] if texts else None
         return retriever.request_of(texts)
 
-    def plan(self, state: SessionState, users: Sequence[str], *, initial: bool) -> Plan:
-        """Initial selection (start/resume) or growth (later turns, append-only)."""
+    def plan(
+        self, state: SessionState, users: Sequence[str], *, initial: bool, fresh: int = 1
+    ) -> Plan:
+        """Initial selection (start/resume) or growth (later turns, append-only); ``fresh``
+        counts the user messages since the last growth."""
         if initial and self.all_fit():
             names = [s.name for s in self.registry.allowed()]
             return Plan(MODE_ALL, [Candidate(n, "all") for n in names if not state.is_loaded(n)])
         if state.selection_mode == MODE_ALL and not initial:
             return Plan(MODE_ALL)
         if initial:
-            cands = order_candidates(self._core(), self._skill_tools(users), self._picks(users))
+            picks = self._picks(users, state.session_id)
+            cands = order_candidates(self._core(), self._skill_tools(users), picks)
         elif self.settings.growth == "every_turn":
-            cands = self._picks(users)
+            cands = self._picks(users, state.session_id)
         elif self.settings.selection == "message":
             cands = self.retriever().strong(users)
         else:
             names = [t.name for t in state.snapshot.loaded]
-            cands = self.retriever().conversation_growth(users, self.signals, names)
+            signals = SessionSignals(self.signals, state.session_id)
+            cands = self.retriever().conversation_growth(users, signals, names, fresh)
             cands = [c for c in cands if self.registry.is_allowed(c.name)]
             hard_max = self.settings.hard_max_tools
             return Plan(MODE_SELECTED, admit_growth(cands, state.snapshot.loaded, hard_max))
@@ -232,12 +238,12 @@ class Planner:
         extra = [n for n in self.settings.core if self.registry.is_allowed(n)]
         return list(dict.fromkeys(pinned + extra))
 
-    def _picks(self, users: Sequence[str]) -> list[Candidate]:
+    def _picks(self, users: Sequence[str], session: str) -> list[Candidate]:
         if not users:
             return []
         if self.settings.selection == "message":
             return self.retriever().picks(users)
-        return self.retriever().conversation_picks(users, self.signals)
+        return self.retriever().conversation_picks(users, SessionSignals(self.signals, session))
 
     def _skill_tools(self, users: Sequence[str]) -> list[str]:
         library = self.skills()

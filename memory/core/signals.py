@@ -8,6 +8,7 @@ from the conversation alone (cold start). A store-backed implementation lives wi
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
@@ -22,7 +23,10 @@ class SelectionSignals(Protocol):
         ...
 
     def past_requests(
-        self, vectors: NDArray[np.float32], weights: Sequence[float] | None = None
+        self,
+        vectors: NDArray[np.float32],
+        weights: Sequence[float] | None = None,
+        session: str | None = None,
     ) -> dict[str, float]:
         """Votes in [0, 1] from the past turns nearest to ``vectors``.
 
@@ -31,6 +35,7 @@ class SelectionSignals(Protocol):
                 messages, latest last.
             weights: how much each message counts (the conversation's decay; default: the
                 latest 1, each earlier one half).
+            session: the asking session: its own past turns do not vote.
         """
         ...
 
@@ -43,7 +48,37 @@ class NoSignals:
         return {}
 
     def past_requests(
-        self, vectors: NDArray[np.float32], weights: Sequence[float] | None = None
+        self,
+        vectors: NDArray[np.float32],
+        weights: Sequence[float] | None = None,
+        session: str | None = None,
     ) -> dict[str, float]:
         """Always empty."""
         return {}
+
+
+@dataclass(frozen=True)
+class SessionSignals:
+    """``inner`` as one session asks it: the session's own past turns never vote.
+
+    Its earlier requests led to tools that are loaded already; as the nearest rows to its next
+    message they would crowd out the other sessions' turns that know the new task's tool
+    (bfcl_multiturn: "submit a formal complaint about the cancellation" found its own "cancel
+    the booking" turns before the past sessions that filed tickets).
+    """
+
+    inner: SelectionSignals
+    session: str
+
+    def companions(self, tools: Sequence[str]) -> dict[str, float]:
+        """The inner companions (co-use counts carry no session)."""
+        return self.inner.companions(tools)
+
+    def past_requests(
+        self,
+        vectors: NDArray[np.float32],
+        weights: Sequence[float] | None = None,
+        session: str | None = None,
+    ) -> dict[str, float]:
+        """The inner votes of every other session."""
+        return self.inner.past_requests(vectors, weights, session or self.session)

@@ -413,8 +413,9 @@ class ToolLoaderTrinket:
             return
         if not first and (not users or state.grown_turn == state.turn):
             return
+        fresh = state.turn - max(state.grown_turn, 0)
         state.grown_turn = state.turn
-        plan = self.planner.plan(state, users, initial=first)
+        plan = self.planner.plan(state, users, initial=first, fresh=fresh)
         outages.recovered(state, "selection")
         changes = Changes(loads=[Load(c.name, c.source, state.turn, c.score) for c in plan.loads])
         changes.meta = {"grown": state.turn}  # a restart mid-turn must not grow the turn again
@@ -445,11 +446,12 @@ class ToolLoaderTrinket:
         """The planner's search for ``load_tools``; lexical while the embedder is down."""
 
         def search(query: str) -> list[Candidate]:
+            loaded = set(state.loaded_names())
             try:
-                return self.planner.search(query)
+                return self.planner.search(query, loaded)
             except TooltrayError as exc:
                 self._degrade(state, "selection", exc)
-                return self.planner.search_lexically(query)
+                return self.planner.search_lexically(query, loaded)
 
         return search
 

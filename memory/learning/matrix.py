@@ -14,14 +14,19 @@ from numpy.typing import NDArray
 
 
 class RequestMatrix:
-    """Past requests in id order: vectors, ids and the tools each one led to."""
+    """Past requests in id order: vectors, ids, the tools each one led to and its session (as a
+    small integer code, so one session's rows are masked in one vector comparison)."""
 
     def __init__(self) -> None:
         self._buf: NDArray[np.float32] | None = None
         self._ids = np.zeros(0, np.int64)
+        self._sessions = np.zeros(0, np.int64)
+        self._codes: dict[str, int] = {}
         self._tools: list[list[str]] = []
         self._start = 0
         self._end = 0
+        self.version = 0
+        """Counts changes to the live rows: similarities computed at one version stay valid."""
 
     @property
     def dim(self) -> int | None:
@@ -39,13 +44,25 @@ class RequestMatrix:
         live = slice(self._start, self._end)
         return self._buf[live], self._ids[live], self._tools[live]
 
+    def of_session(self, session: str | None) -> NDArray[np.bool_]:
+        """Which live rows ``session`` taught (all False for ``None`` or an unknown session)."""
+        code = self._codes.get(session) if session is not None else None
+        live = self._sessions[self._start : self._end]
+        return live == code if code is not None else np.zeros(len(live), np.bool_)
+
     def drop_below(self, oldest: int) -> None:
         """Forget rows whose id is below ``oldest`` (the store evicted them)."""
         ids = self._ids[self._start : self._end]
-        self._start += int(np.searchsorted(ids, oldest))
+        dropped = int(np.searchsorted(ids, oldest))
+        self._start += dropped
+        self.version += dropped > 0
 
     def append(
-        self, ids: Sequence[int], vectors: NDArray[np.float32], tools: Sequence[list[str]]
+        self,
+        ids: Sequence[int],
+        vectors: NDArray[np.float32],
+        tools: Sequence[list[str]],
+        sessions: Sequence[str] = (),
     ) -> None:
         """Add rows newer than every row held (``vectors`` is ``(n, dim)``)."""
         if not len(ids):
@@ -55,8 +72,11 @@ class RequestMatrix:
         end = self._end + len(ids)
         self._buf[self._end : end] = vectors
         self._ids[self._end : end] = np.asarray(ids, np.int64)
+        codes = [self._codes.setdefault(s, len(self._codes)) for s in sessions]
+        self._sessions[self._end : end] = codes if codes else -1
         self._tools[self._end : end] = list(tools)
         self._end = end
+        self.version += 1
 
     def _reserve(self, n: int, dim: int) -> None:
         """Room for ``n`` more rows: compact to the front, then double the capacity if needed."""
@@ -67,9 +87,11 @@ class RequestMatrix:
         while capacity < 2 * (live + n):
             capacity *= 2
         buf = np.zeros((capacity, dim), np.float32)
-        ids = np.zeros(capacity, np.int64)
+        ids, sessions = np.zeros(capacity, np.int64), np.full(capacity, -1, np.int64)
         if self._buf is not None:
             buf[:live] = self._buf[self._start : self._end]
             ids[:live] = self._ids[self._start : self._end]
+            sessions[:live] = self._sessions[self._start : self._end]
         self._tools = self._tools[self._start : self._end] + [[] for _ in range(capacity - live)]
-        self._buf, self._ids, self._start, self._end = buf, ids, 0, live
+        self._buf, self._ids, self._sessions = buf, ids, sessions
+        self._start, self._end = 0, live

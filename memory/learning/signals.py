@@ -51,6 +51,7 @@ class StoreSignals:
         self.half_life = half_life
         self._rows = RequestMatrix()
         self._lock = threading.Lock()
+        self._last: tuple[Any, NDArray[np.float32]] | None = None
 
     def companions(self, tools: Sequence[str]) -> dict[str, float]:
         """Learned companions of ``tools``: max over the given tools of P(mate | tool), shrunk."""
@@ -76,13 +77,17 @@ class StoreSignals:
         return {name: value for name, value in out.items() if self.allowed(name)}
 
     def past_requests(
-        self, vectors: NDArray[np.float32], weights: Sequence[float] | None = None
+        self,
+        vectors: NDArray[np.float32],
+        weights: Sequence[float] | None = None,
+        session: str | None = None,
     ) -> dict[str, float]:
         """Votes of the nearest past turns: similarity-weighted share of them that used a tool.
 
         A past turn is asked when it is at least :data:`MIN_SIMILARITY` close to one of the
         messages; that message's weight (default: the latest 1, each earlier one half) then
         scales its vote, so an earlier request still finds its past turns at full similarity.
+        Turns ``session`` taught never vote.
         """
         query = np.asarray(vectors, np.float32)
         if query.ndim != 2 or not len(query):
@@ -94,11 +99,25 @@ class StoreSignals:
             return {}
         with self._lock:
             matrix, ids, tools = self._rows.view()
+            version, own = self._rows.version, self._rows.of_session(session)
         if matrix is None or matrix.shape[1] != query.shape[1]:
             return {}
-        sims = matrix @ query.T
+        sims = self._similarities(matrix, query, version)
         scaled = np.where(sims >= MIN_SIMILARITY, sims * _weights(len(query), weights), 0.0)
-        return self._votes(scaled.max(axis=1), ids, tools, newest)
+        return self._votes(np.where(own, 0.0, scaled.max(axis=1)), ids, tools, newest)
+
+    def _similarities(
+        self, matrix: NDArray[np.float32], query: NDArray[np.float32], version: int
+    ) -> NDArray[np.float32]:
+        """``matrix @ query.T``, reused when the same messages are asked again (growth asks the
+        conversation's votes, then the new messages' alone) and no row changed in between."""
+        key = (version, query.shape, query.tobytes())
+        last = self._last
+        if last is not None and last[0] == key:
+            return last[1]
+        sims: NDArray[np.float32] = matrix @ query.T
+        self._last = (key, sims)
+        return sims
 
     def _votes(
         self, best: NDArray[np.float32], ids: Any, tools: list[list[str]], newest: int
@@ -133,7 +152,8 @@ class StoreSignals:
         if rows:
             block = np.stack([np.frombuffer(bytes(r.vector), np.float32) for r in rows])
             tools = [[str(t) for t in r.tools] for r in rows]
-            self._rows.append([int(r.id) for r in rows], block, tools)
+            sessions = [str(r.session_id) for r in rows]
+            self._rows.append([int(r.id) for r in rows], block, tools, sessions)
 
 
 def _weights(n: int, given: Sequence[float] | None) -> NDArray[np.float32]:

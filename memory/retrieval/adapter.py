@@ -13,7 +13,7 @@ the embedder again, so the dense half comes back on its own when the embedder do
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -44,6 +44,8 @@ if TYPE_CHECKING:
 SEARCH_K = 5
 STRONG_K = 2
 GROWTH_BAR = 2.5
+Part = tuple[conv.MessageScores, Scored, Any]
+"""One message's scores, its calibrated score rows and its whole-message vector (or ``None``)."""
 _SOURCES: dict[str, Source] = {
     "semantic": "semantic",
     "lexical": "lexical",
@@ -65,9 +67,9 @@ class Retriever(Protocol):
 
     def strong(self, users: Sequence[str]) -> list[Candidate]: ...
 
-    def search(self, query: str) -> list[Candidate]: ...
+    def search(self, query: str, exclude: Collection[str] = ()) -> list[Candidate]: ...
 
-    def lexical(self, query: str) -> list[Candidate]: ...
+    def lexical(self, query: str, exclude: Collection[str] = ()) -> list[Candidate]: ...
 
     def recall_skills(self, library: SkillLibrary, goal: str) -> list[Skill]: ...
 
@@ -78,7 +80,11 @@ class Retriever(Protocol):
     def request_of(self, texts: Sequence[str]) -> str: ...
 
     def conversation_growth(
-        self, users: Sequence[str], signals: SelectionSignals, loaded: Sequence[str]
+        self,
+        users: Sequence[str],
+        signals: SelectionSignals,
+        loaded: Sequence[str],
+        fresh: int = 1,
     ) -> list[Candidate]: ...
 
 
@@ -100,7 +106,7 @@ class IndexRetriever:
         self.settings = settings
         self._docs: NDArray[np.float32] | None = index.doc_vectors
         self.memo: dict[str, Any] = {}
-        self._messages: dict[str, tuple[conv.MessageScores, Scored, Any]] = {}
+        self._messages: dict[str, Part] = {}
 
     def _query(self, users: Sequence[str]) -> Query:
         return build_query(list(users), mode=self.settings.query_mode)
@@ -135,8 +141,13 @@ class IndexRetriever:
         if len(self.memo) > MEMO_SIZE:
             del self.memo[next(iter(self.memo))]
 
-    def _hits(self, query: Query | str, k: int) -> list[Hit]:
-        return list(self.index.picks(query, max_tools=k, query_vector=self._vector(query)))
+    def _hits(self, query: Query | str, k: int, exclude: Collection[str] = ()) -> list[Hit]:
+        """``picks`` for ``query``; with ``exclude``, no bundle-mates fill the places left."""
+        vector = self._vector(query)
+        pull = not exclude
+        return list(
+            self.index.picks(query, max_tools=k, query_vector=vector, exclude=exclude, pull=pull)
+        )
 
     def picks(self, users: Sequence[str]) -> list[Candidate]:
         """Tools that clear the calibrated bar for the conversation, with bundle-mates."""
@@ -147,17 +158,24 @@ class IndexRetriever:
         hits = self._hits(self._query(users[-1:]), self.settings.max_tools)
         return _candidates([h for h in hits if h.agree and h.score >= GROWTH_BAR][:STRONG_K])
 
-    def search(self, query: str) -> list[Candidate]:
-        """The best matches for a ``load_tools`` query."""
-        return _candidates(self._hits(query, SEARCH_K))
+    def search(self, query: str, exclude: Collection[str] = ()) -> list[Candidate]:
+        """The best matches for a ``load_tools`` query, none of ``exclude`` (the loaded tools).
 
-    def lexical(self, query: str) -> list[Candidate]:
+        The model asks because what is loaded does not do the job: loaded tools would only
+        take the answer's places. Bundle-mates do not fill the places the bar leaves: the
+        answer is the query's own matches (a session near ``hard_max_tools`` keeps room for
+        the bundle the model may ask for next). bfcl_multiturn: a query escape found every
+        missing tool in 7 of 38 turns with loaded tools in the answer, 14 without.
+        """
+        return _candidates(self._hits(query, SEARCH_K, exclude))
+
+    def lexical(self, query: str, exclude: Collection[str] = ()) -> list[Candidate]:
         """``search`` by the lexical half alone: the answer while the embedder is down.
 
         The index stays lexical until the next dense query tries the embedder again.
         """
         self.index.doc_vectors = None
-        return _candidates(self.index.picks(query, max_tools=SEARCH_K))
+        return _candidates(self.index.picks(query, max_tools=SEARCH_K, exclude=exclude))
 
     def recall_skills(self, library: SkillLibrary, goal: str) -> list[Skill]:
         """Skills matching ``goal``, with a bar set by the goal's cosines over the tool docs."""
@@ -167,7 +185,7 @@ class IndexRetriever:
 
     # ----- the conversation as a whole (see :mod:`tooltray.memory.retrieval.conversation`) -----
 
-    def _message(self, text: str) -> tuple[conv.MessageScores, Scored, Any]:
+    def _message(self, text: str) -> Part:
         """One user message's scores and whole-message vector (cached by text)."""
         if text in self._messages and self.index.doc_vectors is not None:
             return self._messages[text]
@@ -182,20 +200,28 @@ class IndexRetriever:
         return out
 
     def _conversation(self, users: Sequence[str], signals: SelectionSignals) -> tuple[Any, ...]:
-        """Per-message scores of the latest messages, the current message's scores and text, and
-        the learned past-request votes as a catalog row (``None`` without any)."""
+        """Per-message scores of the latest messages, the current message's scores and text, the
+        learned past-request votes as a catalog row (``None`` without any), and the parts."""
         texts = [u for u in users if u and u.strip()][-conv.MAX_MESSAGES :]
         parts = [self._message(t) for t in texts]
         messages = [p[0] for p in parts]
+        votes = self._votes(signals, parts, conv.weights(messages))
+        return messages, parts[-1][1], texts[-1], votes, parts
+
+    def _votes(
+        self, signals: SelectionSignals, parts: Sequence[Part], weights: Sequence[float]
+    ) -> conv.Row | None:
+        """Past-request votes for the messages of ``parts`` at ``weights``, as a catalog row.
+
+        The same messages give the same query matrix, so asking again with other weights
+        reuses the similarities (:class:`~tooltray.memory.learning.StoreSignals`)."""
         have = [i for i, p in enumerate(parts) if p[2] is not None]
-        votes = None
-        if have:
-            stack = np.vstack([parts[i][2] for i in have]).astype(np.float32)
-            stack /= np.maximum(np.linalg.norm(stack, axis=1, keepdims=True), 1e-12)
-            decay = conv.weights(messages)
-            learned = signals.past_requests(stack, [decay[i] for i in have])
-            votes = conv.vote_row(learned, self.index.position, len(self.index.names))
-        return messages, parts[-1][1], texts[-1], votes
+        if not have:
+            return None
+        stack = np.vstack([parts[i][2] for i in have]).astype(np.float32)
+        stack /= np.maximum(np.linalg.norm(stack, axis=1, keepdims=True), 1e-12)
+        learned = signals.past_requests(stack, [weights[i] for i in have])
+        return conv.vote_row(learned, self.index.position, len(self.index.names))
 
     def _companions(
         self, signals: SelectionSignals, names: list[str], top: float, have: set[str]
@@ -228,7 +254,7 @@ class IndexRetriever:
         """
         if not [u for u in users if u and u.strip()]:
             return []
-        messages, current, text, votes = self._conversation(users, signals)
+        messages, current, text, votes, _ = self._conversation(users, signals)
         final = conv.combine(messages)  # votes join below: raising the top would raise the bar
         k, idx = self.settings.max_tools, self.index
         main = over_bar(idx.ties.top(final, k, text), final)
@@ -253,23 +279,57 @@ class IndexRetriever:
         )
 
     def conversation_growth(
-        self, users: Sequence[str], signals: SelectionSignals, loaded: Sequence[str]
+        self,
+        users: Sequence[str],
+        signals: SelectionSignals,
+        loaded: Sequence[str],
+        fresh: int = 1,
     ) -> list[Candidate]:
-        """What a later turn may append: the conversation's strongest tools not loaded yet."""
+        """What a later turn may append: the conversation's strongest tools not loaded yet.
+
+        ``fresh`` counts the trailing messages that arrived since the last growth. Each of them
+        backs growth and is judged as a possible new task: a request answered with a question
+        ("check the stock price of Tesla" -> "which ticker?") must still load its tool at the
+        reply ("TSLA."), which backs nothing itself, when no growth ran in between.
+        """
         if not [u for u in users if u and u.strip()]:
             return []
-        messages, current, _, votes = self._conversation(users, signals)
+        messages, _, _, votes, parts = self._conversation(users, signals)
         final = conv.combine(messages, votes)
         have = [self.index.position[n] for n in loaded if n in self.index.position]
-        backed = conv.support(current.lexical_z, current.dense_z, self.index.dense_ready)
-        grown = conv.growth(final, conv.evidence(messages), have, backed)
-        own = messages[-1].final
-        fresh = [i for i in conv.new_task(own, backed, have) if i not in grown]
-        grown += fresh + conv.fresh_mates(fresh, own, self.index.bundles, have + grown)
+        new = len([u for u in users[len(users) - max(fresh, 1) :] if u and u.strip()])
+        news = parts[len(parts) - min(max(new, 1), len(parts)) :]
+        backs = [conv.support(s.lexical_z, s.dense_z, self.index.dense_ready) for _, s, _ in news]
+        grown = conv.growth(final, conv.evidence(messages), have, np.max(backs, axis=0))
+        grown += self._new_tasks(news, backs, have, grown)
+        grown += [i for i in self._voted_now(signals, parts, len(news)) if i not in have + grown]
         out = [Candidate(self.index.names[i], "semantic", float(final[i])) for i in grown]
         top = max((c.score or 0.0 for c in out), default=0.0)
         taken = set(loaded) | {c.name for c in out}
         return out + self._companions(signals, [c.name for c in out], top, taken)
+
+    def _new_tasks(
+        self, news: Sequence[Part], backs: Sequence[conv.Row], have: list[int], grown: list[int]
+    ) -> list[int]:
+        """Tools of the tasks the new messages start (each judged on its own scores), with their
+        closest bundle-mates; none already loaded or grown."""
+        out: list[int] = []
+        for (scores, _, _), backed in zip(news, backs, strict=True):
+            taken = grown + out
+            task = [i for i in conv.new_task(scores.final, backed, have) if i not in taken]
+            out += task + conv.fresh_mates(task, scores.final, self.index.bundles, have + taken)
+        return out
+
+    def _voted_now(self, signals: SelectionSignals, parts: Sequence[Part], new: int) -> list[int]:
+        """Tools most of the last ``new`` messages' nearest past requests used (>= ``VOTE_MIN``).
+
+        Growth asks them apart from the conversation's votes: a request worded like past ones
+        ("dispatch a note to David") finds the tool those turns used (send_message) even when
+        its own words back it too weakly for growth, where mixed with the earlier messages'
+        votes it would be diluted. At most ``GROW_K``.
+        """
+        weights = [0.0] * (len(parts) - new) + [1.0] * new
+        return conv.voted(self._votes(signals, parts, weights))[: conv.GROW_K]
 
 
 def _candidates(hits: Sequence[Hit]) -> list[Candidate]:

@@ -9,7 +9,7 @@ failing embedder degrades search to lexical and sets ``degraded``; ``strict`` ra
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -225,14 +225,22 @@ class ToolIndex:
         return [self._hit(i, final, s, r, top) for r, i in enumerate(order)]
 
     def picks(
-        self, query: QueryLike, max_tools: int = 16, *, query_vector: Any = None
+        self,
+        query: QueryLike,
+        max_tools: int = 16,
+        *,
+        query_vector: Any = None,
+        exclude: Collection[str] = (),
+        pull: bool = True,
     ) -> list[Hit]:
         """What to load for ``query`` (a string, a Query, or the user messages so far).
 
         The tools whose hybrid score clears ``max(2, 0.5 x top)`` (at least the best 3 above the
         catalog mean), then each sentence's best tools that clear ``0.85 x`` that sentence's top
         (up to half of ``max_tools``, kept under the cap first), then bundle-mates of strong
-        matches in small bundles; at most ``max_tools``, in that order.
+        matches in small bundles (unless ``pull`` is off); at most ``max_tools``, in that order.
+        Tools in ``exclude`` are never picked and do not set the bar (a ``load_tools`` query
+        wants tools not loaded yet).
         """
         q = self.as_query(query)
         selected = parse_select(q.text)
@@ -240,12 +248,15 @@ class ToolIndex:
             return self._select(selected)[:max_tools]
         s, required = self.score(q, "hybrid", query_vector)
         final = self._final(s, required, lift=True)
+        if exclude:
+            final = final.copy()
+            final[[self.position[n] for n in exclude if n in self.position]] = -np.inf
         main = over_bar(self.ties.top(final, max_tools, q.text), final)
         if not main or max_tools < 1:
             return []
         extra = sentence_best(s.sentences, final, self.ties, q.text, main)[: max_tools // 2]
         chosen = main[: max_tools - len(extra)] + extra
-        pulled = mates(chosen, final, self.bundles)[: max_tools - len(chosen)]
+        pulled = mates(chosen, final, self.bundles)[: max_tools - len(chosen)] if pull else []
         top = float(final[main[0]])
         lifted = [i for i in chosen if s.fused[i] < bar(top) <= final[i]]
         sources = dict.fromkeys([*lifted, *pulled], "bundle")

@@ -235,8 +235,9 @@ _CLOCK = _clock_query()
 
 
 def read_requests(conn: Connection, after: int) -> list[Any]:
-    """Rows ``(id, tools, dim, vector)`` with a vector and an id above ``after``, oldest first."""
+    """Rows ``(id, tools, dim, vector, session_id)`` with a vector and an id above ``after``,
+    oldest first."""
     cols = REQUESTS.c
-    query = select(cols.id, cols.tools, cols.dim, cols.vector)
+    query = select(cols.id, cols.tools, cols.dim, cols.vector, cols.session_id)
     query = query.where((cols.id > after) & cols.vector.is_not(None)).order_by(cols.id)
     return list(conn.execute(query).all())

@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 
 from tooltray.memory.config import Settings
 from tooltray.memory.core.planner import Planner
-from tooltray.memory.core.signals import NoSignals
+from tooltray.memory.core.signals import NoSignals, SessionSignals
 from tooltray.memory.retrieval.conversation import MessageScores, earlier_tasks
 from tooltray.tools.demo import demo_registry
 
@@ -30,14 +30,21 @@ class TableSignals:
     def __init__(self, companions: dict[str, float], votes: dict[str, float]) -> None:
         self.table, self.votes = companions, votes
         self.shapes: list[tuple[int, ...]] = []
+        self.weights: list[list[float]] = []
+        self.sessions: list[str | None] = []
 
     def companions(self, tools: Sequence[str]) -> dict[str, float]:
         return dict(self.table) if tools else {}
 
     def past_requests(
-        self, vectors: NDArray[np.float32], weights: Sequence[float] | None = None
+        self,
+        vectors: NDArray[np.float32],
+        weights: Sequence[float] | None = None,
+        session: str | None = None,
     ) -> dict[str, float]:
         self.shapes.append(vectors.shape)
+        self.weights.append(list(weights or []))
+        self.sessions.append(session)
         assert weights is not None and len(weights) == len(vectors) and max(weights) == 1.0
         assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
         return dict(self.votes)
@@ -96,3 +103,51 @@ def test_a_new_task_grows_though_an_earlier_request_holds_the_top(planner: Plann
     grown = names(retriever.conversation_growth([REQUEST, switch], NoSignals(), loaded))
     assert "files_read" in grown
     assert not set(grown) & set(loaded)
+
+
+WEATHER = "What's the weather in Paris tomorrow?"
+ASK_LOG = "Can you also show me the git log of the last commits?"
+
+
+def test_growth_judges_every_message_since_the_last_growth(planner: Planner) -> None:
+    """A request answered with a question loads its tool at the reply ("Yes please.")."""
+    retriever = planner.retriever()
+    loaded = names(retriever.conversation_picks([WEATHER], NoSignals()))
+    users = [WEATHER, ASK_LOG, "Yes please."]
+    only_reply = names(retriever.conversation_growth(users, NoSignals(), loaded, 1))
+    both = names(retriever.conversation_growth(users, NoSignals(), loaded, 2))
+    assert "git_log" not in only_reply
+    assert "git_log" in both and not set(both) & set(loaded)
+
+
+def test_growth_takes_the_new_messages_own_past_request_votes(planner: Planner) -> None:
+    retriever = planner.retriever()
+    loaded = names(retriever.conversation_picks([WEATHER], NoSignals()))
+    users = [WEATHER, ASK_LOG, "Yes please."]
+    signals = TableSignals({}, {"calendar_list_events": 0.9, "web_fetch": 0.2})
+    grown = names(retriever.conversation_growth(users, signals, loaded, 2))
+    assert "calendar_list_events" in grown and "web_fetch" not in grown
+    assert signals.weights[-1] == [0.0, 1.0, 1.0]  # the two new messages, apart from the first
+    assert "calendar_list_events" not in names(
+        retriever.conversation_growth(users, NoSignals(), loaded, 2)
+    )
+
+
+def test_a_load_tools_query_answers_with_tools_not_loaded_yet(planner: Planner) -> None:
+    query = "read the file src/dates.py"
+    plain = names(planner.search(query))
+    assert plain and plain[0].startswith("files_")
+    loaded = set(plain[:3])
+    fresh = names(planner.search(query, loaded))
+    assert len(fresh) == len(plain) and not set(fresh) & loaded
+    assert names(planner.search_lexically(query, loaded)) and not (
+        set(names(planner.search_lexically(query, loaded))) & loaded
+    )
+
+
+def test_a_session_asks_the_votes_of_every_other_session(planner: Planner) -> None:
+    inner = TableSignals({"files_read": 0.9}, {"calendar_list_events": 1.0})
+    signals = SessionSignals(inner, "s-1")
+    picks = names(planner.retriever().conversation_picks([REQUEST], signals))
+    assert "calendar_list_events" in picks and "files_read" in picks
+    assert inner.sessions and set(inner.sessions) == {"s-1"}

@@ -249,3 +249,23 @@ def test_store_unreachable_keeps_turn_alive_and_replays(
     finish_turn("s", 1)
     assert not trinket.state("s").pending
     assert "git_commit" in (store.snapshot("s").names())  # type: ignore[union-attr]
+
+
+def test_growth_after_skipped_prepares_reads_every_new_message(
+    make_trinket: MakeTrinket,
+) -> None:
+    """An agent that did not call prepare on a turn (its reply asked a question) loses nothing:
+    the request of that turn still grows at the next prepare, from the stored growth mark."""
+    weather = "What's the weather in Paris tomorrow?"
+    ask = "Can you also show me the git log of the last commits?"
+    trinket = make_trinket()
+    trinket.prepare("s", _hist(weather))
+    assert "git_log" not in trinket.state("s").snapshot.names()
+    trinket.prepare("s", _hist(weather, ask, "Yes please."))
+    assert "git_log" in trinket.state("s").snapshot.names()
+    other = make_trinket()
+    other.prepare("t", _hist(weather))
+    other.prepare("t", _hist(weather, ask))
+    before = other.state("t").snapshot.names()
+    other.prepare("t", _hist(weather, ask, "Yes please."))
+    assert "git_log" in before and other.state("t").snapshot.names() == before

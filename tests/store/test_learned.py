@@ -102,6 +102,39 @@ def test_past_requests_vote_by_similarity_and_age(db_url: str) -> None:
         assert signals(store).past_requests(np.ones((1, DIM + 1), np.float32)) == {}
 
 
+def test_votes_asked_again_with_other_weights_match_a_fresh_reader(db_url: str) -> None:
+    """Growth asks the same messages twice; the reused similarities must never go stale."""
+    axes = np.eye(DIM, dtype=np.float32)
+
+    def taught(sid: str, turn: int, tool: str, axis: int) -> None:
+        lesson = Learning(turn, (tool,), axes[axis].tobytes(), "test-embedder")
+        store.apply(sid, Changes(turn=turn, uses=[Use(tool, turn)], learn=lesson))
+
+    with Store(db_url) as store:
+        taught("a", 1, "first", 0)
+        taught("a", 2, "second", 1)
+        stack, sig = axes[:2].copy(), signals(store)
+        assert set(sig.past_requests(stack, [1.0, 0.0])) == {"first"}
+        assert set(sig.past_requests(stack, [0.0, 1.0])) == {"second"}
+        taught("b", 1, "again", 1)  # a new row: the similarities computed before are stale
+        votes = sig.past_requests(stack, [0.0, 1.0])
+        assert votes == signals(store).past_requests(stack, [0.0, 1.0])
+        assert set(votes) == {"second", "again"}
+
+
+def test_a_sessions_own_past_turns_do_not_vote_for_it(db_url: str) -> None:
+    with Store(db_url) as store:
+        teach(store, "mine", 1, ["cancel_booking"], seed=3)
+        teach(store, "other", 1, ["create_ticket"], seed=3)
+        sig, query = signals(store), unit(3)[None, :]
+        assert set(sig.past_requests(query)) == {"cancel_booking", "create_ticket"}
+        assert set(sig.past_requests(query, session="mine")) == {"create_ticket"}
+        assert set(sig.past_requests(query, session="unknown")) == {
+            "cancel_booking",
+            "create_ticket",
+        }
+
+
 def test_rescaling_keeps_weights_finite_and_ratios(db_url: str) -> None:
     with Store(db_url) as store:
         for turn in range(1, 150):  # 149 turns at a half-life of 0.25: past the 512 rescale
