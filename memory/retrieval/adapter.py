@@ -56,6 +56,8 @@ MEMO_SIZE = 64
 COMPANION_MIN = 0.3
 PULL_RATIO = 0.5  # 0.8 tried: apibank first-pass 0.667 -> 0.533 (quick), bfcl unchanged
 CACHE_MAX = 512
+NOW_VOTE_MIN = 0.25
+NOW_OWN_MIN = 1.0
 
 
 class Retriever(Protocol):
@@ -321,15 +323,23 @@ class IndexRetriever:
         return out
 
     def _voted_now(self, signals: SelectionSignals, parts: Sequence[Part], new: int) -> list[int]:
-        """Tools most of the last ``new`` messages' nearest past requests used (>= ``VOTE_MIN``).
+        """Tools the last ``new`` messages' nearest past requests used, at most ``GROW_K``.
 
         Growth asks them apart from the conversation's votes: a request worded like past ones
         ("dispatch a note to David") finds the tool those turns used (send_message) even when
         its own words back it too weakly for growth, where mixed with the earlier messages'
-        votes it would be diluted. At most ``GROW_K``.
+        votes it would be diluted. A vote of ``VOTE_MIN`` suffices; a weaker one
+        (``NOW_VOTE_MIN``: a multi-task message splits its neighbours between its tasks) when
+        one of the new messages also matches the tool (``NOW_OWN_MIN`` on its own scores).
         """
         weights = [0.0] * (len(parts) - new) + [1.0] * new
-        return conv.voted(self._votes(signals, parts, weights))[: conv.GROW_K]
+        votes = self._votes(signals, parts, weights)
+        if votes is None:
+            return []
+        own = np.max(np.vstack([p[0].final for p in parts[len(parts) - new :]]), axis=0)
+        ok = (votes >= conv.VOTE_MIN) | ((votes >= NOW_VOTE_MIN) & (own >= NOW_OWN_MIN))
+        order = np.argsort(-votes, kind="stable")
+        return [int(i) for i in order if ok[i]][: conv.GROW_K]
 
 
 def _candidates(hits: Sequence[Hit]) -> list[Candidate]:

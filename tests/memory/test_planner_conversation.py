@@ -151,3 +151,15 @@ def test_a_session_asks_the_votes_of_every_other_session(planner: Planner) -> No
     picks = names(planner.retriever().conversation_picks([REQUEST], signals))
     assert "calendar_list_events" in picks and "files_read" in picks
     assert inner.sessions and set(inner.sessions) == {"s-1"}
+
+
+def test_a_weak_vote_grows_a_tool_only_when_the_new_messages_match_it(planner: Planner) -> None:
+    retriever = planner.retriever()
+    loaded = names(retriever.conversation_picks([WEATHER], NoSignals()))
+    users = [WEATHER, ASK_LOG, "Yes please."]
+    weak = {"git_push": 0.3, "travel_visa_requirements": 0.3, "chat_react": 0.2}
+    grown = names(retriever.conversation_growth(users, TableSignals({}, weak), loaded, 2))
+    without = names(retriever.conversation_growth(users, NoSignals(), loaded, 2))
+    assert "git_push" in grown and "git_push" not in without  # matched (own >= 1) and voted
+    assert "travel_visa_requirements" not in grown  # voted, but nothing in the messages asks
+    assert "chat_react" not in grown  # matched a little, voted too weakly
