@@ -95,3 +95,17 @@ class RequestMatrix:
         self._tools = self._tools[self._start : self._end] + [[] for _ in range(capacity - live)]
         self._buf, self._ids, self._sessions = buf, ids, sessions
         self._start, self._end = 0, live
+        if len(self._codes) > 2 * max(live, 1):
+            self._recode()
+
+    def _recode(self) -> None:
+        """Forget the codes of sessions whose rows were all evicted (a long-lived process sees
+        sessions without end); live rows get new, dense codes."""
+        live = self._sessions[: self._end]
+        kept = {int(c) for c in np.unique(live) if c >= 0}
+        names = sorted((code, name) for name, code in self._codes.items() if code in kept)
+        remap = np.full(len(self._codes) + 1, -1, np.int64)
+        self._codes = {}
+        for new, (old, name) in enumerate(names):
+            remap[old], self._codes[name] = new, new
+        self._sessions[: self._end] = np.where(live >= 0, remap[live], -1)
