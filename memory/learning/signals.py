@@ -18,6 +18,7 @@ import numpy as np
 from numpy.typing import NDArray
 from sqlalchemy import Engine
 
+from tooltray.memory.embedders.dot import dot_rows
 from tooltray.memory.learning.matrix import RequestMatrix
 from tooltray.memory.store.learned import read_clock, read_mates, read_requests
 
@@ -115,7 +116,7 @@ class StoreSignals:
         last = self._last
         if last is not None and last[0] == key:
             return last[1]
-        sims: NDArray[np.float32] = matrix @ query.T
+        sims: NDArray[np.float32] = dot_rows(matrix, query).T
         self._last = (key, sims)
         return sims
 

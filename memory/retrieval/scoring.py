@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from tooltray.memory.embedders.dot import dot_rows
 from tooltray.memory.retrieval.fusion import fuse
 from tooltray.memory.retrieval.lexical import LexicalIndex
 from tooltray.memory.retrieval.query import Query
@@ -106,5 +107,5 @@ def dense_rows(
         vec = vec[None, :]
     n = len(p.texts)
     rows = vec if vec.shape[0] == n else vec[:1]
-    cos = np.vstack([doc_vectors @ v for v in rows]).astype(np.float64)  # gemv beats small gemm
+    cos = dot_rows(doc_vectors, rows).astype(np.float64)
     return cos if cos.shape[0] == n else np.repeat(cos, n, axis=0)
