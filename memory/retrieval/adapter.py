@@ -143,13 +143,16 @@ class IndexRetriever:
         if len(self.memo) > MEMO_SIZE:
             del self.memo[next(iter(self.memo))]
 
-    def _hits(self, query: Query | str, k: int, exclude: Collection[str] = ()) -> list[Hit]:
-        """``picks`` for ``query``; with ``exclude``, no bundle-mates fill the places left."""
-        vector = self._vector(query)
-        pull = not exclude
-        return list(
-            self.index.picks(query, max_tools=k, query_vector=vector, exclude=exclude, pull=pull)
+    def _hits(self, query: Query | str, k: int) -> list[Hit]:
+        return list(self.index.picks(query, max_tools=k, query_vector=self._vector(query)))
+
+    def _answer(self, query: str, exclude: Collection[str], vector: Any = None) -> list[Candidate]:
+        """A ``load_tools`` answer, dense or lexical alike: none of ``exclude``, and with it no
+        bundle-mates fill the places the bar leaves."""
+        hits = self.index.picks(
+            query, SEARCH_K, query_vector=vector, exclude=exclude, pull=not exclude
         )
+        return _candidates(hits)
 
     def picks(self, users: Sequence[str]) -> list[Candidate]:
         """Tools that clear the calibrated bar for the conversation, with bundle-mates."""
@@ -169,7 +172,7 @@ class IndexRetriever:
         the bundle the model may ask for next). bfcl_multiturn: a query escape found every
         missing tool in 7 of 38 turns with loaded tools in the answer, 14 without.
         """
-        return _candidates(self._hits(query, SEARCH_K, exclude))
+        return self._answer(query, exclude, self._vector(query))
 
     def lexical(self, query: str, exclude: Collection[str] = ()) -> list[Candidate]:
         """``search`` by the lexical half alone: the answer while the embedder is down.
@@ -177,7 +180,7 @@ class IndexRetriever:
         The index stays lexical until the next dense query tries the embedder again.
         """
         self.index.doc_vectors = None
-        return _candidates(self.index.picks(query, max_tools=SEARCH_K, exclude=exclude))
+        return self._answer(query, exclude)
 
     def recall_skills(self, library: SkillLibrary, goal: str) -> list[Skill]:
         """Skills matching ``goal``, with a bar set by the goal's cosines over the tool docs."""
