@@ -150,7 +150,12 @@ class IndexRetriever:
         """A ``load_tools`` answer, dense or lexical alike: none of ``exclude``, and with it no
         bundle-mates fill the places the bar leaves."""
         hits = self.index.picks(
-            query, SEARCH_K, query_vector=vector, exclude=exclude, pull=not exclude
+            query,
+            SEARCH_K,
+            query_vector=vector,
+            exclude=exclude,
+            pull=not exclude,
+            siblings=SEARCH_K if exclude else 0,
         )
         return _candidates(hits)
 
@@ -171,6 +176,12 @@ class IndexRetriever:
         answer is the query's own matches (a session near ``hard_max_tools`` keeps room for
         the bundle the model may ask for next). bfcl_multiturn: a query escape found every
         missing tool in 7 of 38 turns with loaded tools in the answer, 14 without.
+
+        When the query's best match is already loaded, up to ``SEARCH_K`` of its bundle-mates
+        come too, best first: the model asks although that tool is there, so it lacks a helper
+        beside it (``startEngine`` loaded, ``pressBrakePedal`` missing). Over the 40 query
+        escapes of a bfcl_multiturn replay without history, the answer held every missing tool
+        in 15 without them and 27 with them; the replay's escapes per turn fell 0.150 -> 0.123.
         """
         return self._answer(query, exclude, self._vector(query))
 

@@ -195,6 +195,17 @@ class ToolIndex:
             final = np.where(ok, final, -np.inf)
         return final
 
+    def _beside_excluded(self, final: Any, exclude: Collection[str], k: int) -> list[int]:
+        """Bundle-mates of the best match, best first, when that match is excluded (else none)."""
+        if k < 1 or not exclude or not len(final):
+            return []
+        best = int(np.argmax(final))
+        if self.names[best] not in exclude or not np.isfinite(final[best]):
+            return []
+        skip = {self.position[n] for n in exclude if n in self.position}
+        kin = self.bundles.close_mates([best], final, -np.inf, skip)
+        return [m for m in kin if np.isfinite(final[m])][: 2 * k]
+
     def _hit(self, i: int, final: Any, s: Scored, rank: int, top: float, src: Any = None) -> Hit:
         source: Source = src or ("semantic" if s.dense_z[i] > s.lexical_z[i] else "lexical")
         agree = bool(min(s.lexical_z[i], s.dense_z[i]) >= AGREE_Z)
@@ -232,15 +243,19 @@ class ToolIndex:
         query_vector: Any = None,
         exclude: Collection[str] = (),
         pull: bool = True,
+        siblings: int = 0,
     ) -> list[Hit]:
         """What to load for ``query`` (a string, a Query, or the user messages so far).
 
         The tools whose hybrid score clears ``max(2, 0.5 x top)`` (at least the best 3 above the
         catalog mean), then each sentence's best tools that clear ``0.85 x`` that sentence's top
         (up to half of ``max_tools``, kept under the cap first), then bundle-mates of strong
-        matches in small bundles (unless ``pull`` is off); at most ``max_tools``, in that order.
+        matches in small bundles (unless ``pull`` is off); at most ``max_tools``, in that order
+        (``siblings`` come on top).
         Tools in ``exclude`` are never picked and do not set the bar (a ``load_tools`` query
-        wants tools not loaded yet).
+        wants tools not loaded yet). When the query's best match overall is in ``exclude``, up
+        to ``siblings`` of its bundle-mates not excluded join last, best first: the model asked
+        although that match is loaded, so what it lacks is most likely a helper beside it.
         """
         q = self.as_query(query)
         selected = parse_select(q.text)
@@ -248,6 +263,7 @@ class ToolIndex:
             return self._select(selected)[:max_tools]
         s, required = self.score(q, "hybrid", query_vector)
         final = self._final(s, required, lift=True)
+        kin = self._beside_excluded(final, exclude, siblings)
         if exclude:
             final = final.copy()
             final[[self.position[n] for n in exclude if n in self.position]] = -np.inf
@@ -257,6 +273,7 @@ class ToolIndex:
         extra = sentence_best(s.sentences, final, self.ties, q.text, main)[: max_tools // 2]
         chosen = main[: max_tools - len(extra)] + extra
         pulled = mates(chosen, final, self.bundles)[: max_tools - len(chosen)] if pull else []
+        pulled += [i for i in kin if i not in chosen and i not in pulled][:siblings]
         top = float(final[main[0]])
         lifted = [i for i in chosen if s.fused[i] < bar(top) <= final[i]]
         sources = dict.fromkeys([*lifted, *pulled], "bundle")

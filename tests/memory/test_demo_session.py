@@ -105,3 +105,25 @@ def test_a_finished_demo_says_so_and_shows_its_summary(sqlite_url: str, tmp_path
     assert "demo-1 is finished (10 of 10 turns)" in again.output
     assert [line for line in again.output.splitlines() if line in summary] == summary
     assert _sql(sqlite_url, "SELECT id FROM sessions") == ["demo-1"]
+
+
+def _figures(output: str) -> tuple[float, int]:
+    recall = re.search(r"first-pass recall: ([\d.]+)", output)
+    escapes = re.search(r"escapes: (\d+)", output)
+    assert recall and escapes, output
+    return float(recall.group(1)), int(escapes.group(1))
+
+
+def test_a_fresh_demo_on_the_same_store_learns_from_the_first(sqlite_url: str) -> None:
+    """demo-2 meets the same requests demo-1 taught the store: fewer recoveries, none of the
+    learned rows' text kept (vectors and counts only, the default)."""
+    runner = CliRunner()
+    first = runner.invoke(cli, ["demo", "--db", sqlite_url])
+    second = runner.invoke(cli, ["demo", "--db", sqlite_url, "--fresh"])
+    assert first.exit_code == 0 and second.exit_code == 0, second.output
+    (recall_1, escapes_1), (recall_2, escapes_2) = _figures(first.output), _figures(second.output)
+    assert recall_2 > recall_1 and escapes_2 < escapes_1
+    assert _sql(sqlite_url, "SELECT id FROM sessions ORDER BY id") == ["demo-1", "demo-2"]
+    taught = _sql(sqlite_url, "SELECT count(*), count(text), count(vector) FROM learn_requests")
+    rows, texts, vectors = (int(x) for x in taught[0].split(","))
+    assert rows >= 10 and texts == 0 and vectors == rows

@@ -139,10 +139,25 @@ def test_a_load_tools_query_answers_with_tools_not_loaded_yet(planner: Planner) 
     assert plain and plain[0].startswith("files_")
     loaded = set(plain[:3])
     fresh = names(planner.search(query, loaded))
-    assert len(fresh) == len(plain) and not set(fresh) & loaded
+    assert len(fresh) >= len(plain) and not set(fresh) & loaded
     assert names(planner.search_lexically(query, loaded)) and not (
         set(names(planner.search_lexically(query, loaded))) & loaded
     )
+
+
+def test_a_query_whose_best_match_is_loaded_brings_that_tools_siblings(planner: Planner) -> None:
+    query = "read the file src/dates.py"
+    plain = names(planner.search(query))
+    best = plain[0]
+    bundle = planner.registry.resolve(best).bundle
+    siblings = {s.name for s in planner.registry.allowed() if s.bundle == bundle} - {best}
+    without = names(planner.search(query, set(plain[1:])))
+    with_best = names(planner.search(query, {best}))
+    assert best in without and len(without) <= 5  # the best is not loaded: no siblings
+    kin = [n for n in with_best[len(with_best) - 5 :] if n in siblings]
+    assert len(with_best) > 5 and len(kin) == 5 and best not in with_best
+    scores = {c.name: c.score for c in planner.search(query, {best})}
+    assert [scores[n] for n in kin] == sorted((scores[n] for n in kin), reverse=True)
 
 
 def test_a_session_asks_the_votes_of_every_other_session(planner: Planner) -> None:
