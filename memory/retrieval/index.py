@@ -268,13 +268,13 @@ class ToolIndex:
             final = final.copy()
             final[[self.position[n] for n in exclude if n in self.position]] = -np.inf
         main = over_bar(self.ties.top(final, max_tools, q.text), final)
-        if not main or max_tools < 1:
+        if not (main or kin) or max_tools < 1:
             return []
         extra = sentence_best(s.sentences, final, self.ties, q.text, main)[: max_tools // 2]
-        chosen = main[: max_tools - len(extra)] + extra
+        chosen = main[: max_tools - len(extra)] + extra if main else []
         pulled = mates(chosen, final, self.bundles)[: max_tools - len(chosen)] if pull else []
         pulled += [i for i in kin if i not in chosen and i not in pulled][:siblings]
-        top = float(final[main[0]])
+        top = float(final[(main or kin)[0]])
         lifted = [i for i in chosen if s.fused[i] < bar(top) <= final[i]]
         sources = dict.fromkeys([*lifted, *pulled], "bundle")
         return [

@@ -81,3 +81,26 @@ def test_ties_break_by_priority_then_tags_then_catalog_order() -> None:
         "lookup_tan",
         "lookup_red",
     ]
+
+
+def test_an_excluded_best_match_brings_its_best_siblings_after_the_answer() -> None:
+    car = ["press the brake pedal", "lock the doors", "set the headlights", "fill the fuel tank"]
+    car += ["check the tire pressure", "set the cruise control", "adjust the climate control"]
+    specs = [
+        tool("car_start_engine", "Start the engine of the car.", "car"),
+        *[tool(f"car_{i}", f"Car control: {what}.", "car") for i, what in enumerate(car)],
+        *filler(40),
+    ]
+    index = ToolIndex(specs)
+    query = "start the engine of the car"
+    plain = [h.name for h in index.picks(query, 3, exclude={"car_start_engine"}, pull=False)]
+    hits = index.picks(query, 3, exclude={"car_start_engine"}, pull=False, siblings=5)
+    kin = [h.name for h in hits]
+    assert kin[: len(plain)] == plain and "car_start_engine" not in kin
+    added = hits[len(plain) :]
+    left = len(car) - len([n for n in plain if n.startswith("car_")])
+    assert 0 < len(added) == min(5, left) and all(h.name.startswith("car_") for h in added)
+    assert [h.score for h in added] == sorted((h.score for h in added), reverse=True)
+    assert all(h.source == "bundle" for h in added)
+    other = [h.name for h in index.picks(query, 3, exclude={"misc_1"}, pull=False, siblings=5)]
+    assert other[0] == "car_start_engine" and len(other) <= 3
