@@ -53,8 +53,14 @@ def content_text(result: Any) -> str:
     return "\n".join(parts)
 
 
+def _field(obj: Any, name: str, old_name: str, default: Any = None) -> Any:
+    """``obj.name``, or ``obj.old_name`` on an SDK that predates the rename (MCP SDK v2 renamed
+    camelCase fields and warns on every read of the old name)."""
+    return getattr(obj, name) if hasattr(obj, name) else getattr(obj, old_name, default)
+
+
 def _is_error(result: Any) -> bool:
-    return bool(getattr(result, "is_error", False) or getattr(result, "isError", False))
+    return bool(_field(result, "is_error", "isError", False))
 
 
 def _stderr() -> IO[str]:
@@ -168,7 +174,7 @@ class MCPSource:
             params = _mcp().types.PaginatedRequestParams(cursor=cursor) if cursor else None
             page = await session.list_tools(params=params) if params else await session.list_tools()
             tools += list(page.tools)
-            cursor = getattr(page, "next_cursor", None) or getattr(page, "nextCursor", None)
+            cursor = _field(page, "next_cursor", "nextCursor")
             if not cursor:
                 return tools
 
