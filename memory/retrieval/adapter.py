@@ -155,7 +155,7 @@ class IndexRetriever:
             query_vector=vector,
             exclude=exclude,
             pull=not exclude,
-            siblings=SEARCH_K if exclude else 0,
+            siblings=SEARCH_K,
         )
         return _candidates(hits)
 

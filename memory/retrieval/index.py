@@ -195,14 +195,14 @@ class ToolIndex:
             final = np.where(ok, final, -np.inf)
         return final
 
-    def _beside_excluded(self, final: Any, exclude: Collection[str], k: int) -> list[int]:
-        """Bundle-mates of the best match, best first, when that match is excluded (else none)."""
-        if k < 1 or not exclude or not len(final):
+    def _beside_excluded(self, final: Any, skip: set[int], k: int) -> list[int]:
+        """Bundle-mates of the best match, best first, when that match is in ``skip`` (else
+        none); ``final`` still holds the scores of the tools in ``skip``."""
+        if k < 1 or not skip or not len(final):
             return []
         best = int(np.argmax(final))
-        if self.names[best] not in exclude or not np.isfinite(final[best]):
+        if best not in skip or not np.isfinite(final[best]):
             return []
-        skip = {self.position[n] for n in exclude if n in self.position}
         kin = self.bundles.close_mates([best], final, -np.inf, skip)
         return [m for m in kin if np.isfinite(final[m])][: 2 * k]
 
@@ -263,10 +263,11 @@ class ToolIndex:
             return self._select(selected)[:max_tools]
         s, required = self.score(q, "hybrid", query_vector)
         final = self._final(s, required, lift=True)
-        kin = self._beside_excluded(final, exclude, siblings)
-        if exclude:
+        skip = {self.position[n] for n in exclude if n in self.position}
+        kin = self._beside_excluded(final, skip, siblings)
+        if skip:
             final = final.copy()
-            final[[self.position[n] for n in exclude if n in self.position]] = -np.inf
+            final[list(skip)] = -np.inf
         main = over_bar(self.ties.top(final, max_tools, q.text), final)
         if not (main or kin) or max_tools < 1:
             return []
