@@ -90,6 +90,9 @@ class Settings(BaseSettings):
             turn taught counts half, so habits can change.
         learn_max_requests: most past turns kept as vectors (the oldest go first).
         learn_max_pairs: most co-use pairs kept (the weakest go first).
+        store_wait: seconds a store call may wait for a database another process holds locked;
+            past it the turn goes on with what is known and the changes are queued, to be
+            written once the database is free (a turn waits out at most one such budget).
     """
 
     model_config = SettingsConfigDict(env_prefix="TOOLTRAY_", extra="ignore")
@@ -122,6 +125,7 @@ class Settings(BaseSettings):
     learn_half_life: float = Field(default=2000.0, gt=0)
     learn_max_requests: int = Field(default=10_000, ge=1)
     learn_max_pairs: int = Field(default=50_000, ge=1)
+    store_wait: float = Field(default=1.0, ge=0.0, le=3600.0)
 
     @model_validator(mode="after")
     def _check(self) -> Settings:

@@ -239,7 +239,7 @@ def build_agent(
 
     url = store_url(db)
     settings = Settings(db=url, path="text" if path == "text" else "openai")
-    trinket = ToolLoaderTrinket(registry, Store(url), settings=settings)
+    trinket = ToolLoaderTrinket(registry, Store(url, wait=settings.store_wait), settings=settings)
     client = OpenAI(base_url=base_url, api_key=opts.pop("api_key") or "none", max_retries=1)
     return Agent(trinket, client, model, path=path, **opts)
 

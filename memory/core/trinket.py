@@ -114,7 +114,7 @@ class ToolLoaderTrinket:
         if not self.enabled:
             return MemoryStore()
         try:
-            return Store(self.settings.db)
+            return Store(self.settings.db, wait=self.settings.store_wait)
         except StoreError as exc:
             self.store_error = exc
             return MemoryStore()

@@ -2,9 +2,13 @@
 
 SQLite is opened in WAL mode with a busy timeout, foreign keys on and ``synchronous=NORMAL`` so
 several processes can share one file; writers start with ``BEGIN IMMEDIATE`` so they queue on the
-lock instead of failing half-way. The read-only engine is what ``tooltray sql`` runs on for a
-URL the plain reader of :mod:`~tooltray.memory.store.url` leaves alone; ``resolve_url`` lives
-there too, so choosing a database never imports SQLAlchemy.
+lock instead of failing half-way. Each transaction may set how long it waits for a lock (the
+``BUSY_MS`` execution option: SQLite's busy timeout, PostgreSQL's ``lock_timeout``), so that the
+store's time budget bounds the wait (:class:`~tooltray.memory.store.retry.Patience`).
+
+The read-only engine is what ``tooltray sql`` runs on for a URL the plain reader of
+:mod:`~tooltray.memory.store.url` leaves alone; ``resolve_url`` lives there too, so choosing a
+database never imports SQLAlchemy.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from tooltray.memory.store.url import resolve_url
 from tooltray.tools.errors import StoreError
 
 IMMEDIATE = "tooltray_immediate"
+BUSY_MS = "tooltray_busy_ms"
 
 
 def parse_url(url: str) -> URL:
@@ -63,7 +68,9 @@ def make_engine(url: str) -> Engine:
     parsed = parse_url(url)
     if parsed.get_backend_name() == "sqlite":
         return _sqlite_engine(parsed)
-    return create_engine(parsed, pool_pre_ping=True)
+    engine = create_engine(parsed, pool_pre_ping=True)
+    event.listen(engine, "begin", _pg_begin)
+    return engine
 
 
 def readonly_engine(url: str) -> Engine:
@@ -107,8 +114,16 @@ def _sqlite_connect(dbapi_connection: sqlite3.Connection, record: ConnectionPool
 
 
 def _sqlite_begin(conn: Connection) -> None:
-    immediate = conn.get_execution_options().get(IMMEDIATE, False)
-    conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+    options = conn.get_execution_options()
+    conn.exec_driver_sql(f"PRAGMA busy_timeout={int(options.get(BUSY_MS, BUSY_TIMEOUT_MS))}")
+    conn.exec_driver_sql("BEGIN IMMEDIATE" if options.get(IMMEDIATE, False) else "BEGIN")
+
+
+def _pg_begin(conn: Connection) -> None:
+    """A lock wait longer than the transaction's budget fails (55P03, retried) instead."""
+    busy_ms = conn.get_execution_options().get(BUSY_MS)
+    if busy_ms is not None:
+        conn.exec_driver_sql(f"SET LOCAL lock_timeout = {max(1, int(busy_ms))}")
 
 
 def _sqlite_readonly_engine(url: str) -> Engine:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from sqlalchemy import Connection, Engine, select
 
 from tooltray.memory.store.apply import apply_changes
-from tooltray.memory.store.engine import IMMEDIATE, is_sqlite, make_engine, sqlite_path
+from tooltray.memory.store.engine import BUSY_MS, IMMEDIATE, is_sqlite, make_engine, sqlite_path
 from tooltray.memory.store.migrate import ensure_schema, upgrade_engine
 from tooltray.memory.store.models import utcnow
 from tooltray.memory.store.probe import display_url
@@ -33,7 +33,7 @@ from tooltray.memory.store.records import (
     SessionSnapshot,
     TurnRecord,
 )
-from tooltray.memory.store.retry import with_retries
+from tooltray.memory.store.retry import Patience
 from tooltray.memory.store.url import resolve_url
 
 if TYPE_CHECKING:
@@ -41,6 +41,8 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 T = TypeVar("T")
+
+DEFAULT_WAIT = 1.0  # seconds; the store_wait setting's default
 
 
 def _open(url: str, auto_upgrade: bool) -> Engine:
@@ -58,33 +60,35 @@ class Store:
     Args:
         url: SQLAlchemy URL or SQLite file path (``None``: ``TOOLTRAY_DB``, else ``./tooltray.db``).
         auto_upgrade: upgrade an older schema on open instead of refusing it.
+        wait: seconds one call may wait for a database another process keeps busy (the
+            ``store_wait`` setting); past it the call fails, and the trinket queues the change.
 
     Raises:
         SchemaVersionError: the schema is older (and ``auto_upgrade`` is off) or newer than ours.
         StoreError: the database is not tooltray's, is corrupt, or cannot be reached.
     """
 
-    def __init__(self, url: str | None = None, *, auto_upgrade: bool = False) -> None:
+    def __init__(
+        self, url: str | None = None, *, auto_upgrade: bool = False, wait: float = DEFAULT_WAIT
+    ) -> None:
         self.url = resolve_url(url)
         self.engine = _open(self.url, auto_upgrade)
-        self._writer = self.engine.execution_options(**{IMMEDIATE: True})
+        self._writes, self._reads = Patience(wait), Patience(wait)
 
     def __repr__(self) -> str:
         return f"Store({display_url(self.url)!r})"
 
     def _write(self, what: str, fn: Callable[[Connection], T]) -> T:
-        def attempt() -> T:
-            with self._writer.begin() as conn:
-                return fn(conn)
-
-        return with_retries(attempt, what=what)
+        return self._writes.run(lambda wait: self._once(fn, wait, writer=True), what=what)
 
     def _read(self, what: str, fn: Callable[[Connection], T]) -> T:
-        def attempt() -> T:
-            with self.engine.begin() as conn:
-                return fn(conn)
+        return self._reads.run(lambda wait: self._once(fn, wait, writer=False), what=what)
 
-        return with_retries(attempt, what=what)
+    def _once(self, fn: Callable[[Connection], T], wait: float, *, writer: bool) -> T:
+        """One transaction that waits at most ``wait`` seconds for another process's lock."""
+        options = {IMMEDIATE: writer, BUSY_MS: int(wait * 1000)}
+        with self.engine.execution_options(**options).begin() as conn:
+            return fn(conn)
 
     def apply(self, session_id: str, changes: Changes) -> SessionSnapshot:
         """Apply ``changes`` to ``session_id`` in one transaction; return the stored result."""
