@@ -207,6 +207,11 @@ class ToolLoaderTrinket:
 
     def handle_meta(self, session_id: str, name: str, arguments: Any) -> str:
         """Run a meta-tool call and return the short text for the model; never raises."""
+        return self.run_meta(session_id, name, arguments)[0]
+
+    def run_meta(self, session_id: str, name: str, arguments: Any) -> tuple[str, bool]:
+        """:meth:`handle_meta`'s text, and whether the call was refused (unusable arguments or
+        not a meta-tool): a protocol with an error flag, MCP's ``isError``, must set it."""
         with self._lock:
             state = self._state(session_id)
             try:
@@ -222,11 +227,11 @@ class ToolLoaderTrinket:
             except MetaToolArgumentError as exc:
                 refused = self._event(state, "refused", name, str(exc))
                 self.journal.commit(state, Changes(events=[refused]))
-                return f"Error: {exc}"
+                return f"Error: {exc}", True
             mark_escape(state, out, escape)
             self.journal.commit(state, out.changes)
             announce(state, out, escape)
-            return out.text
+            return out.text, False
 
     def refuse(self, session_id: str, tool: str, reason: str) -> None:
         """Record that a call to ``tool`` was refused (not allowed, unknown, bad arguments)."""

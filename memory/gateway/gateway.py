@@ -152,8 +152,8 @@ class Gateway:
             await self.list_tools(session_id)
         before = await self.core(self.trinket.loaded, session_id)
         if self.trinket.is_meta(name):
-            text = await self.core(self.trinket.handle_meta, session_id, name, arguments)
-            result = text_result(text)
+            text, refused = await self.core(self.trinket.run_meta, session_id, name, arguments)
+            result = error_result(text) if refused else text_result(text)
         else:
             result = await self._forward(session_id, name, arguments)
         after = await self.core(self.trinket.loaded, session_id)

@@ -63,3 +63,22 @@ def test_long_results_go_behind_read_result_and_deny_holds_on_every_route(
             assert "reverse_text" not in await gw.names()
 
     anyio.run(scenario)
+
+
+def test_a_bad_meta_tool_call_is_an_error_result(
+    write_config: Callable[..., Path], tmp_path: Path
+) -> None:
+    """Unusable meta-tool arguments come back with ``isError`` set, not as plain text."""
+    config = write_config(servers("time"))
+    db = f"sqlite:///{tmp_path / 'gw.db'}"
+
+    async def scenario() -> None:
+        async with stdio_gateway(config, db) as gw:
+            for arguments in ({}, {"tools": 5}, {"query": ["not", "a", "string"]}):
+                bad = await gw.call("load_tools", **arguments)
+                assert bad.is_error and text(bad).startswith("Error: load_tools"), arguments
+            good = await gw.call("load_tools", tools=["convert_time"])
+            assert not good.is_error and "convert_time" in text(good)
+
+    anyio.run(scenario)
+
