@@ -7,6 +7,12 @@ under a positive affine map of the raw scores, so another embedder whose cosines
 each retriever by its confidence per query without a learnt weight: a retriever that sees one
 clear match puts it many deviations out, one that sees nothing in particular stays flat.
 
+A handful of scores says little about the spread, though: over two tools every z-score is +-1,
+so a cosine gap of 0.01 outweighed a clear BM25 match (``mcp-server-time`` alone: "what is the
+current time in Tokyo" ranked ``convert_time`` first). So the spread is pooled with a prior, a
+quarter of the scores' own magnitude (still unchanged by a positive scale), weighing as much as
+:data:`PRIOR_TOOLS` tools: it decides on a 2-tool catalog and fades past a few dozen.
+
 The weights are fixed (0.4 lexical, 0.6 dense): rank fusions (which throw away how far a match
 stands out) and per-query weights (which trust a BM25 peak that is often one rare word) lost on at
 least four of the five dev corpora; the measurements are in ``bench/README.md``.
@@ -21,8 +27,18 @@ from numpy.typing import NDArray
 
 LEXICAL_WEIGHT = 0.4
 DENSE_WEIGHT = 0.6
+PRIOR_TOOLS = 4
+PRIOR_SHARE = 0.25
 
 Matrix = NDArray[np.float64]
+
+
+def spread(rows: Matrix) -> Matrix:
+    """Each row's standard deviation pooled with the prior (see the module docstring)."""
+    n = rows.shape[1]
+    prior = PRIOR_SHARE**2 * (rows**2).mean(axis=1, keepdims=True)
+    pooled = (n * rows.var(axis=1, keepdims=True) + PRIOR_TOOLS * prior) / (n + PRIOR_TOOLS)
+    return np.asarray(np.sqrt(pooled), dtype=np.float64)
 
 
 def zscores(scores: NDArray[Any]) -> Matrix:
@@ -31,7 +47,7 @@ def zscores(scores: NDArray[Any]) -> Matrix:
     flat = s.ndim == 1
     rows = s[None, :] if flat else s
     mean = rows.mean(axis=1, keepdims=True)
-    std = rows.std(axis=1, keepdims=True)
+    std = spread(rows)
     out = np.where(std > 1e-12, (rows - mean) / np.maximum(std, 1e-12), 0.0)
     return out[0] if flat else out
 

@@ -82,3 +82,19 @@ def test_a_bad_meta_tool_call_is_an_error_result(
 
     anyio.run(scenario)
 
+
+def test_on_a_single_small_server_the_obvious_match_comes_first(
+    write_config: Callable[..., Path], tmp_path: Path
+) -> None:
+    """``mcp-server-time`` alone (two tools): asking for the current time loads that tool."""
+    config = write_config(servers("time"))
+    db = f"sqlite:///{tmp_path / 'gw.db'}"
+
+    async def scenario() -> None:
+        async with stdio_gateway(config, db) as gw:
+            assert await gw.names() == META
+            reply = await gw.call("load_tools", query="what is the current time in Tokyo")
+            assert not reply.is_error
+            assert (await gw.names())[len(META)] == "get_current_time", text(reply)
+
+    anyio.run(scenario)
