@@ -1,7 +1,7 @@
 """Run every lint check over one catalog: the CLI's ``catalog lint``.
 
 Everything here is a pure function of the tools, their bundles and an embedder passed in; no
-client, store or settings. Without an embedder the near-duplicate check is skipped.
+client, store or settings. Without an embedder the near-duplicate check finds exact twins only.
 """
 
 from __future__ import annotations
@@ -40,7 +40,9 @@ def lint(tools: Sequence[ToolSpec], embedder: Any = None) -> list[Finding]:
     kept, found = dedupe(tools)
     found += description_findings(kept) + parameter_findings(kept)
     found += size_findings(kept) + boilerplate_findings(kept)
-    if embedder is not None and len(kept) >= 3:
+    if embedder is None or len(kept) < 3:
+        found += duplicate_findings(kept, None, None)  # exact twins need no embedder
+    else:
         vectors = unit_vectors(kept, embedder)
         found += duplicate_findings(kept, vectors, ranker(kept, vectors, embedder))
     return ordered(found)

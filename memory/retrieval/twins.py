@@ -1,16 +1,21 @@
-"""Near-duplicate tools: pairs the catalog's embedding distribution puts far above the rest.
+"""Near-duplicate tools: exact twins always, near twins where the retriever confuses them.
 
 It is retrieval's own concern (two tools it cannot tell apart), run by ``catalog lint`` and, for
 tools registered while an agent runs, by the trinket (:mod:`~tooltray.memory.core.registration`).
 
-A pair is flagged when its cosine is :data:`STRONG_Z` deviations above the catalog's mean pair,
-or :data:`PAIR_Z` above it with a high cosine or similar names. The retriever then says which of
-the two it cannot tell apart: a query made of one tool's description that ranks the other first
-(with tooltray's own index) means the first tool loses its requests to its twin.
+One rule for 7 tools and for 4,000. Two tools with the same description and parameters (case
+and spacing aside) are twins whatever the catalog. Any other pair is a candidate when its cosine
+stands out from the catalog's pairs (:data:`STRONG_Z` deviations above the mean, or
+:data:`PAIR_Z` with a high cosine or similar names) or is high outright (:data:`HIGH_COSINE`,
+for catalogs too small to have a distribution), and is reported only when the retriever confuses
+it: a query made of one tool's description ranks the other first (with tooltray's own index).
+A z-score alone flagged thousands of merely related pairs on 2-4k-tool catalogs (bfcl 2,792, of
+whose 300 strongest the retriever confused 32); ``bench/README.md`` has the counts.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -35,7 +40,6 @@ STRONG_Z = 5.0
 PAIR_Z = 4.0
 HIGH_COSINE = 0.85
 SIMILAR_NAME = 0.7
-MAX_CHECKED = 300
 QUERY_WORDS = 40
 
 Ranker = Callable[[str], str | None]  # query -> the name the retriever ranks first
@@ -53,22 +57,53 @@ class Pair:
 
 
 def flagged(cosine: float, z: float, name: float) -> bool:
-    """The near-duplicate rule (see the module docstring)."""
-    return z >= STRONG_Z or (z >= PAIR_Z and (cosine >= HIGH_COSINE or name >= SIMILAR_NAME))
+    """A candidate pair (the retriever still has to confuse it; see the module docstring)."""
+    if cosine >= HIGH_COSINE:
+        return True
+    return z >= STRONG_Z or (z >= PAIR_Z and name >= SIMILAR_NAME)
 
 
 def pairs(
     tools: Sequence[ToolSpec], vectors: Matrix, rows: Sequence[int] | None = None
 ) -> list[Pair]:
-    """Flagged pairs, most alike first (only pairs touching ``rows`` when given)."""
+    """Candidate pairs, most alike first (only pairs touching ``rows`` when given)."""
     mean, std = cosine_stats(vectors)
     out = []
-    for i, j, cos in close_pairs(vectors, mean + PAIR_Z * std, rows):
+    for i, j, cos in close_pairs(vectors, min(mean + PAIR_Z * std, HIGH_COSINE), rows):
         z = (cos - mean) / std
         name = name_similarity(tools[i].name, tools[j].name)
         if flagged(cos, z, name):
             out.append(Pair(i, j, cos, z, name))
     return sorted(out, key=lambda p: -p.z)
+
+
+def twin_key(spec: ToolSpec) -> str:
+    """What two exact twins share: the description without case or spacing, and the schema."""
+    described = " ".join(spec.description.lower().split())
+    return described + "\0" + json.dumps(spec.parameters or {}, sort_keys=True)
+
+
+def exact_twins(tools: Sequence[ToolSpec], rows: Sequence[int] | None = None) -> list[list[int]]:
+    """Groups of tools with the same :func:`twin_key` (only groups touching ``rows`` when
+    given); an empty description is the description check's finding, not a twin."""
+    groups: dict[str, list[int]] = {}
+    for i, spec in enumerate(tools):
+        if spec.description.strip():
+            groups.setdefault(twin_key(spec), []).append(i)
+    wanted = set(range(len(tools)) if rows is None else rows)
+    return [g for g in groups.values() if len(g) > 1 and wanted.intersection(g)]
+
+
+def twin_finding(tools: Sequence[ToolSpec], group: Sequence[int]) -> Finding:
+    """One finding for a group of exact twins (however many share the description)."""
+    return Finding(
+        KIND,
+        "error",
+        tuple(tools[i].name for i in group),
+        f"{len(group)} tools with the same description and parameters: neither the retriever "
+        "nor the model can tell them apart",
+        "merge them, or say in each description what sets it apart and when to use which",
+    )
 
 
 def query_text(spec: ToolSpec, spans: dict[str, list[str]]) -> str:
@@ -78,25 +113,20 @@ def query_text(spec: ToolSpec, spans: dict[str, list[str]]) -> str:
     return " ".join(words)
 
 
-def _verdict(a: ToolSpec, b: ToolSpec, lost: list[str], checked: bool) -> tuple[Severity, str]:
-    if not checked:
-        return "warning", "retriever not asked (too many pairs)"
-    if not lost:
-        return "warning", "the retriever still ranks each first for its own description"
+def _verdict(a: ToolSpec, b: ToolSpec, lost: list[str]) -> tuple[Severity, str]:
     other = {a.name: b.name, b.name: a.name}
     said = "; ".join(f"{x}'s description ranks {other[x]} first" for x in lost)
-    both = len(lost) == 2 or a.description.strip() == b.description.strip()
-    return ("error" if both else "warning"), f"retriever confuses them: {said}"
+    return ("error" if len(lost) == 2 else "warning"), f"retriever confuses them: {said}"
 
 
-def finding(tools: Sequence[ToolSpec], pair: Pair, lost: list[str], checked: bool) -> Finding:
+def finding(tools: Sequence[ToolSpec], pair: Pair, lost: list[str]) -> Finding:
     """The finding for one pair; ``lost`` holds the tools whose own query ranked the other first.
 
     The tools column lists the lost ones first: those are the ones the retriever cannot tell
     apart from their twin.
     """
     a, b = tools[pair.a], tools[pair.b]
-    severity, said = _verdict(a, b, lost, checked)
+    severity, said = _verdict(a, b, lost)
     names = (*lost, *(n for n in (a.name, b.name) if n not in lost))
     return Finding(
         KIND,
@@ -108,23 +138,31 @@ def finding(tools: Sequence[ToolSpec], pair: Pair, lost: list[str], checked: boo
     )
 
 
+def confused(tools: Sequence[ToolSpec], pair: Pair, ranker: Ranker, spans: Any) -> list[str]:
+    """The tools of ``pair`` whose own description's query ranks the other first."""
+    return [
+        tools[x].name
+        for x, y in ((pair.a, pair.b), (pair.b, pair.a))
+        if ranker(query_text(tools[x], spans)) == tools[y].name
+    ]
+
+
 def duplicate_findings(
-    tools: Sequence[ToolSpec], vectors: Matrix, ranker: Ranker | None, rows: Any = None
+    tools: Sequence[ToolSpec], vectors: Matrix | None, ranker: Ranker | None, rows: Any = None
 ) -> list[Finding]:
-    """Near-duplicate findings; ``ranker`` (query -> top tool) names the confused side."""
-    found = []
+    """Exact twins, then candidate pairs the retriever confuses (``ranker``: query -> top
+    tool); without vectors or a ranker, exact twins only."""
+    exact = exact_twins(tools, rows)
+    found = [twin_finding(tools, group) for group in exact]
+    if vectors is None or ranker is None or len(tools) < 3:
+        return found
+    twin_of = {i: n for n, group in enumerate(exact) for i in group}
     spans = bundle_spans(tools)
-    for n, pair in enumerate(pairs(tools, vectors, rows)):
-        checked = ranker is not None and n < MAX_CHECKED
-        lost = []
-        for x, y in ((pair.a, pair.b), (pair.b, pair.a)):
-            if (
-                checked
-                and ranker is not None
-                and ranker(query_text(tools[x], spans)) == tools[y].name
-            ):
-                lost.append(tools[x].name)
-        found.append(finding(tools, pair, lost, checked))
+    for pair in pairs(tools, vectors, rows):
+        same = pair.a in twin_of and twin_of.get(pair.a) == twin_of.get(pair.b)
+        lost = [] if same else confused(tools, pair, ranker, spans)
+        if lost:
+            found.append(finding(tools, pair, lost))
     return found
 
 
@@ -149,6 +187,7 @@ def ranker(tools: Sequence[ToolSpec], vectors: Matrix, embedder: Any) -> Ranker:
     def index() -> ToolIndex:
         return ToolIndex(tools, _Known(embedder, texts, vectors))
 
+    @cache
     def top(query: str) -> str | None:
         hits = index().search(query, k=1)
         return hits[0].name if hits else None
@@ -176,6 +215,6 @@ def check_registered(new: Sequence[str], tools: Sequence[ToolSpec], embedder: An
     kept = distinct(tools)
     rows = [i for i, spec in enumerate(kept) if spec.name in set(new)]
     if not rows or len(kept) < 3:
-        return []
+        return duplicate_findings(kept, None, None, rows) if rows else []
     vectors = unit_vectors(kept, embedder)
     return duplicate_findings(kept, vectors, ranker(kept, vectors, embedder), rows)

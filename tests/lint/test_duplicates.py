@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from tooltray.memory.lint import lint
 from tooltray.memory.retrieval.similarity import cosine_stats, name_similarity, unit_vectors
 from tooltray.memory.retrieval.twins import duplicate_findings
@@ -11,15 +13,40 @@ from tooltray.memory.retrieval.twins import duplicate_findings
 TWIN = "Send an email message to a recipient address with a subject and body."
 
 
-def test_twins_are_flagged_and_the_retriever_confuses_them(
+def near_twins(tools: list[Any], embedder: Any) -> list[Any]:
+    return [f for f in lint(tools, embedder) if f.kind == "near-duplicate"]
+
+
+def test_near_twins_are_flagged_where_the_retriever_confuses_them(
     diverse: list[Any], make: Any, embedder: Any
 ) -> None:
-    tools = [*diverse, make("send_email", TWIN), make("send_mail", TWIN)]
-    found = [f for f in lint(tools, embedder) if f.kind == "near-duplicate"]
-    assert len(found) == 1
-    (dup,) = found
-    assert set(dup.tools) == {"send_email", "send_mail"} and dup.severity == "error"
+    """The same description with another schema is no exact twin, but the retriever cannot
+    tell which of the two a request made of that description wants."""
+    tools = [*diverse, make("send_email", TWIN), make("send_mail", TWIN, cc="string")]
+    (dup,) = near_twins(tools, embedder)
+    assert set(dup.tools) == {"send_email", "send_mail"}
     assert "retriever confuses them" in dup.evidence and "z " in dup.evidence
+
+
+@pytest.mark.parametrize("others", [0, 5, 12])
+def test_exact_twins_are_flagged_whatever_the_catalog_size(
+    diverse: list[Any], make: Any, embedder: Any, others: int
+) -> None:
+    """Byte-identical description and schema: an error on 2, 7 and 14 tools, even without an
+    embedder (the z-score over a handful of pairs used to miss them)."""
+    tools = [*diverse[:others], make("send_email", TWIN), make("send_mail", " " + TWIN.upper())]
+    for used in (embedder, None):
+        (dup,) = near_twins(tools, used)
+        assert set(dup.tools) == {"send_email", "send_mail"} and dup.severity == "error"
+        assert "same description and parameters" in dup.evidence
+    assert near_twins([*tools, make("noted", ""), make("empty", "")], None) == [dup]
+
+
+def test_same_description_other_parameters_is_not_an_exact_twin(
+    diverse: list[Any], make: Any
+) -> None:
+    tools = [*diverse[:5], make("send_email", TWIN), make("send_mail", TWIN, cc="string")]
+    assert near_twins(tools, None) == []
 
 
 def test_related_but_distinct_tools_are_not_flagged(

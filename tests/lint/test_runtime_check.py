@@ -39,7 +39,7 @@ def test_twin_is_registered_logged_and_recorded(
         trinket.registry.register(make("send_mail", TWIN))
     assert trinket.registry.get("send_mail") is not None  # never a refusal
     (event,) = _recorded(trinket)
-    assert event.tool in {"send_mail", "send_email"} and "cosine" in (event.detail or "")
+    assert event.tool in {"send_mail", "send_email"} and "same description" in (event.detail or "")
     assert "near duplicate of" in caplog.text
 
 
