@@ -15,6 +15,7 @@ from typing import TypeVar
 
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
+from tooltray.memory.store.access import readonly_hint
 from tooltray.memory.store.probe import first_line
 from tooltray.tools.errors import StoreError
 
@@ -54,7 +55,7 @@ def with_retries(fn: Callable[[], T], *, what: str, attempts: int = ATTEMPTS) ->
             return fn()
         except SQLAlchemyError as exc:
             if not is_transient(exc):
-                raise StoreError(f"could not {what}: {first_line(exc)}") from exc
+                raise StoreError(f"could not {what}: {readonly_hint(first_line(exc))}") from exc
             if attempt == attempts:
                 raise StoreError(
                     f"could not {what}: the database stayed busy after {attempts} attempts "
