@@ -1,9 +1,10 @@
 """``tooltray db upgrade|current|prune``, ``tooltray sql QUERY`` and ``tooltray history SESSION``.
 
-Each takes ``--db URL`` (else ``TOOLTRAY_DB``, else ``./tooltray.db``). ``sql`` runs on a
-read-only connection whose session user holds no power outside the database: on PostgreSQL a
-superuser or role-creating ``--db`` only prepares tooltray's own reader role, and the statement
-runs on a separate connection as that role (see :mod:`tooltray.memory.store.sql`);
+Each takes ``--db URL`` (else ``TOOLTRAY_DB``, else ``db`` in ``tooltray.toml``, else
+``./tooltray.db``). ``sql`` runs on a read-only connection whose session user holds no power
+outside the database, within a time, row and output-size bound: on PostgreSQL a superuser or
+role-creating ``--db`` only prepares tooltray's own reader role, and the statement runs on a
+separate connection as that role (see :mod:`tooltray.memory.store.sql`);
 ``--sql-url`` / ``TOOLTRAY_SQL_URL`` may name a SELECT-only role instead.
 
 On a SQLite store (the default), ``sql``, ``history`` and ``db current`` read the file with the

@@ -1,8 +1,8 @@
 """The ``tooltray`` command line: one click group; each command group lives in its own module.
 
-Every command that reads the store takes ``--db URL`` (else ``TOOLTRAY_DB``, else
-``./tooltray.db``); commands that print rows take ``--format json|csv`` for machines. Errors exit
-non-zero with one line.
+Every command that reads the store takes ``--db URL`` (else ``TOOLTRAY_DB``, else ``db`` in
+``tooltray.toml``, else ``./tooltray.db``); commands that print rows take ``--format json|csv``
+for machines. Errors exit non-zero with one line (:mod:`tooltray.memory.cli.failure`).
 
 Command modules are imported only when their command runs: ``tooltray --help`` lists them from
 :data:`COMMANDS` without importing any, so start-up stays fast (the agent loop, the embedders and
