@@ -188,3 +188,31 @@ def test_a_new_database_in_a_read_only_folder_says_so(args: list[str], tmp_path:
 def test_a_new_database_in_a_missing_folder_says_so(args: list[str], tmp_path: Path) -> None:
     line = one_line(run([*args, "--db", str(tmp_path / "nowhere" / "new.db")]))
     assert "does not exist" in line and "mkdir -p" in line and "damaged" not in line
+
+
+@contextmanager
+def read_only_mount(folder: Path) -> Iterator[None]:
+    """``folder`` remounted read-only: a tmpfs over it, filled, then ``remount,ro`` (root only)."""
+    saved = {p.name: p.read_bytes() for p in folder.iterdir()}
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(folder)])
+    if os.geteuid() != 0 or mounted.returncode != 0:
+        pytest.skip("a read-only mount needs root and a mount namespace that allows tmpfs")
+    try:
+        for name, data in saved.items():
+            (folder / name).write_bytes(data)
+        subprocess.run(["mount", "-o", "remount,ro", str(folder)], check=True)
+        yield
+    finally:
+        subprocess.run(["umount", str(folder)], check=True)
+
+
+def test_a_store_on_a_read_only_mount_is_called_read_only(store: Path) -> None:
+    with read_only_mount(store.parent):
+        before = digest(store)
+        line = one_line(run(["demo", "--db", str(store)]))
+        shown = run(["sql", "SELECT COUNT(*) FROM sessions", "--db", str(store)])
+        report = one_line(run(["eval", "recall", "--db", str(store)]))
+        assert digest(store) == before
+    assert "read-only" in line and "not damaged" in line and "mount" in line
+    assert shown.exit_code == 0, shown.output
+    assert "read-only" in report and "not damaged" in report and "tooltray sql" in report

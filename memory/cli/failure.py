@@ -30,7 +30,7 @@ def failure(exc: BaseException) -> tuple[str, int] | None:
     if isinstance(exc, click.ClickException):
         return _click_line(exc), exc.exit_code
     if isinstance(exc, (KeyboardInterrupt, click.Abort)):
-        return "error: interrupted (Ctrl-C); nothing was left half-written", INTERRUPT_EXIT
+        return "error: interrupted (Ctrl-C)", INTERRUPT_EXIT
     if _is_tooltray(exc):
         return f"error: {_flat(str(exc))}", ERROR_EXIT
     if isinstance(exc, OSError):

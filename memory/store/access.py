@@ -58,6 +58,28 @@ def require_writable(url: str) -> None:
         raise StoreError(why)
 
 
+def require_openable(url: str) -> None:
+    """Refuse, with the reason, a WAL store the read-write engine cannot even read.
+
+    Reading a WAL database needs its ``-shm`` file; on read-only media SQLite cannot create it.
+    ``tooltray sql`` and ``history`` read such a file as immutable; the store's engine cannot.
+
+    Raises:
+        StoreError: the store's folder is read-only and its ``-shm`` file is missing.
+    """
+    path = sqlite_file(url)
+    if path is None or not path.is_file() or os.access(path.parent, os.W_OK):
+        return
+    if path.with_name(path.name + "-shm").exists():
+        return
+    raise StoreError(
+        f"the folder {path.parent} is read-only (its permissions or a read-only mount) and "
+        f"SQLite must create {path.name}-shm there to open the database; it is not damaged: "
+        "`tooltray sql` and `tooltray history` read it as it is, or copy it to a writable "
+        "folder and pass --db"
+    )
+
+
 def readonly_hint(message: str) -> str:
     """``message`` with the read-only explanation when SQLite's error is about writing."""
     lowered = message.lower()
