@@ -2,7 +2,9 @@
 
 Precedence, highest first: arguments, environment (``TOOLTRAY_MAX_TOOLS=20``), the TOML file
 named by ``TOOLTRAY_CONFIG`` (else ``./tooltray.toml`` when present, table ``[tooltray]`` or top
-level), then the defaults below.
+level), then the defaults below. A name that is not a setting, from any of them, is refused with
+the closest real one, and a bad value with its setting, source and type
+(:mod:`tooltray.memory.config_check`): a typo must not leave a default silently in place.
 """
 
 from __future__ import annotations

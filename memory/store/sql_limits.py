@@ -120,9 +120,11 @@ def sqlite_bounds(connection: sqlite3.Connection, limits: Limits) -> Iterator[St
     if sys.version_info >= (3, 11):  # 3.10 has no setlimit; the byte count still applies
         connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, max(limits.max_bytes, 1000))
     connection.set_progress_handler(lambda: int(stop.expired()), PROGRESS_STEPS)
-    with _on_ctrl_c(stop, connection.interrupt):
-        yield stop
-    connection.set_progress_handler(None, PROGRESS_STEPS)
+    try:
+        with _on_ctrl_c(stop, connection.interrupt):
+            yield stop
+    finally:
+        connection.set_progress_handler(None, PROGRESS_STEPS)
 
 
 @contextmanager
