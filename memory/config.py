@@ -2,49 +2,44 @@
 
 Precedence, highest first: arguments, environment (``TOOLTRAY_MAX_TOOLS=20``), the TOML file
 named by ``TOOLTRAY_CONFIG`` (else ``./tooltray.toml`` when present, table ``[tooltray]`` or top
-level), then the defaults below.
+level), then the defaults below. A name that is not a setting, from any of them, is refused with
+the closest real one, and a bad value with its setting, source and type
+(:mod:`tooltray.memory.config_check`): a typo must not leave a default silently in place.
 """
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings.exceptions import SettingsError
 
+from tooltray.memory.config_check import (
+    check_environment,
+    check_keys,
+    expected,
+    source_of,
+    unparsable,
+)
+from tooltray.memory.config_file import config_path, read_config
 from tooltray.tools.errors import ConfigError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # tomllib is new in 3.11; tomli is the same parser, packaged for 3.10
-    import tomli as tomllib
 
 Growth = Literal["never", "on_strong_match", "every_turn"]
 RenderPath = Literal["text", "openai", "responses", "anthropic"]
 
 
 class _TomlSource(PydanticBaseSettingsSource):
-    """Reads the optional TOML file; a broken file is an error that names it."""
+    """Reads the optional TOML file; a broken file or an unknown key is an error that names it."""
 
     def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
         return None, field_name, False
 
     def __call__(self) -> dict[str, Any]:
-        path = os.environ.get("TOOLTRAY_CONFIG") or "tooltray.toml"
-        file = Path(path)
-        if not file.is_file():
-            if os.environ.get("TOOLTRAY_CONFIG"):
-                raise ConfigError(f"TOOLTRAY_CONFIG names {path!r}, which is not a file: fix it.")
-            return {}
-        try:
-            data = tomllib.loads(file.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"Config file {path!r} is not valid TOML ({exc}): fix it.") from None
-        table = data.get("tooltray", data)
-        return dict(table) if isinstance(table, dict) else {}
+        table = read_config()
+        check_keys(table, self.settings_cls.model_fields, f"the config file {config_path()!r}")
+        return table
 
 
 class Settings(BaseSettings):
@@ -97,6 +92,23 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="TOOLTRAY_", extra="ignore")
 
+    def __init__(self, **values: Any) -> None:
+        """Validate every source; an unknown name or a bad value is one :class:`ConfigError`.
+
+        Unknown names are refused here (not by ``extra="forbid"``) because pydantic-settings
+        only reads the environment variables that are fields: a misspelt one would be ignored.
+        """
+        check_keys(
+            [k for k in values if not k.startswith("_")], type(self).model_fields, "Settings(...)"
+        )
+        check_environment(type(self).model_fields)
+        try:
+            super().__init__(**values)
+        except ValidationError as exc:
+            raise invalid(exc, values) from None
+        except SettingsError as exc:  # a list setting's JSON in the environment is broken
+            raise unparsable(exc, type(self).model_fields, values) from None
+
     db: str | None = None
     enabled: bool = True
     memory_enabled: bool = True
@@ -146,3 +158,21 @@ class Settings(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         return (init_settings, env_settings, _TomlSource(settings_cls))
+
+
+def invalid(exc: ValidationError, arguments: dict[str, Any]) -> ConfigError:
+    """One line for pydantic's report: the setting, where its value came from, what it must be."""
+    error = exc.errors()[0]
+    cause = error.get("ctx", {}).get("error")
+    if isinstance(cause, ConfigError):
+        return cause
+    field = str(error["loc"][0]) if error["loc"] else ""
+    info = Settings.model_fields.get(field)
+    if info is None:
+        return ConfigError(f"invalid settings: {error['msg']}")
+    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    default = info.get_default(call_default_factory=True)
+    return ConfigError(
+        f"setting {field!r} from {source_of(field, arguments)} is invalid: {error['msg']}; "
+        f"it must be {expected(info.annotation)} (default {default!r}){more}"
+    )

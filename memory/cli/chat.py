@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from tooltray.memory.cli.options import DB_OPTION
-from tooltray.tools.errors import ConfigError, DuplicateToolError
+from tooltray.tools.errors import ConfigError, DuplicateToolError, shown
 
 if TYPE_CHECKING:  # the agent loop and the registry load when the command runs, not on --help
     from tooltray.memory.agent.loop import Agent, TurnResult
@@ -74,11 +74,22 @@ def _demo_registry() -> ToolRegistry:
 
 def read_script(path: str) -> list[str]:
     """User messages from a JSON list of strings, or one per non-empty line."""
-    text = Path(path).read_text(encoding="utf-8")
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{shown(path)} is not UTF-8 text (byte {exc.start}): save it as UTF-8."
+        ) from None
     if path.endswith(".json"):
-        data = json.loads(text)
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(
+                f"{shown(path)} is not valid JSON ({exc.msg} at line {exc.lineno}, column "
+                f"{exc.colno}): fix it; it must hold a JSON list of user messages (strings)."
+            ) from None
         if not isinstance(data, list) or not all(isinstance(x, str) for x in data):
-            raise ConfigError(f"{path!r} must hold a JSON list of user messages (strings).")
+            raise ConfigError(f"{shown(path)} must hold a JSON list of user messages (strings).")
         return data
     return [line.strip() for line in text.splitlines() if line.strip()]
 
@@ -236,9 +247,11 @@ def build_agent(
     from tooltray.memory.config import Settings
     from tooltray.memory.core.trinket import ToolLoaderTrinket
     from tooltray.memory.store import Store
+    from tooltray.memory.store.access import require_writable
 
     url = store_url(db)
     settings = Settings(db=url, path="text" if path == "text" else "openai")
+    require_writable(url)
     trinket = ToolLoaderTrinket(registry, Store(url, wait=settings.store_wait), settings=settings)
     client = OpenAI(base_url=base_url, api_key=opts.pop("api_key") or "none", max_retries=1)
     return Agent(trinket, client, model, path=path, **opts)

@@ -1,9 +1,10 @@
 """``tooltray db upgrade|current|prune``, ``tooltray sql QUERY`` and ``tooltray history SESSION``.
 
-Each takes ``--db URL`` (else ``TOOLTRAY_DB``, else ``./tooltray.db``). ``sql`` runs on a
-read-only connection whose session user holds no power outside the database: on PostgreSQL a
-superuser or role-creating ``--db`` only prepares tooltray's own reader role, and the statement
-runs on a separate connection as that role (see :mod:`tooltray.memory.store.sql`);
+Each takes ``--db URL`` (else ``TOOLTRAY_DB``, else ``db`` in ``tooltray.toml``, else
+``./tooltray.db``). ``sql`` runs on a read-only connection whose session user holds no power
+outside the database, within a time, row and output-size bound: on PostgreSQL a superuser or
+role-creating ``--db`` only prepares tooltray's own reader role, and the statement runs on a
+separate connection as that role (see :mod:`tooltray.memory.store.sql`);
 ``--sql-url`` / ``TOOLTRAY_SQL_URL`` may name a SELECT-only role instead.
 
 On a SQLite store (the default), ``sql``, ``history`` and ``db current`` read the file with the
@@ -30,7 +31,11 @@ if TYPE_CHECKING:  # the store (SQLAlchemy, Alembic) loads when a command runs, 
     from tooltray.memory.store.records import HistoryEvent, TurnRecord
     from tooltray.memory.store.timeline import Timeline
 
-DEFAULT_LIMIT = 1000  # tooltray.memory.store.sql.DEFAULT_LIMIT (a test keeps them equal)
+# tooltray.memory.store.sql_limits' defaults, repeated so --help does not load it (a test
+# keeps them equal)
+DEFAULT_LIMIT = 1000
+DEFAULT_SECONDS = 30.0
+DEFAULT_MAX_BYTES = 10_000_000
 
 FORMAT_OPTION = format_option()
 
@@ -136,12 +141,14 @@ def db_prune(before: datetime, db: str | None) -> None:
     """Drop old raw history (history and turns rows); what was learned and the sessions stay."""
     from tooltray.memory.learning.prune import prune_history
     from tooltray.memory.store import Store, resolve_url
+    from tooltray.memory.store.access import require_writable
     from tooltray.memory.store.probe import display_url, probe
     from tooltray.tools.errors import StoreError
 
     url = resolve_url(db)
     if probe(url).kind == "empty":
         raise StoreError(f"no tooltray database at {display_url(url)}: check --db / TOOLTRAY_DB")
+    require_writable(url)
     with Store(url) as store:
         report = prune_history(store.engine, before)
     click.echo(
@@ -162,16 +169,61 @@ def db_prune(before: datetime, db: str | None) -> None:
         "--db runs the statement as tooltray's locked reader role)."
     ),
 )
-@click.option("--limit", default=DEFAULT_LIMIT, show_default=True, help="Most rows to print.")
+@click.option(
+    "--limit",
+    type=click.IntRange(0),
+    default=DEFAULT_LIMIT,
+    show_default=True,
+    help="Most rows to print.",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(0.001),
+    default=DEFAULT_SECONDS,
+    show_default=True,
+    metavar="SECONDS",
+    help="Stop the statement after this long.",
+)
+@click.option(
+    "--max-bytes",
+    type=click.IntRange(1),
+    default=DEFAULT_MAX_BYTES,
+    show_default=True,
+    help="Stop when the rows fetched pass this many bytes of output.",
+)
 @FORMAT_OPTION
-def sql_command(query: str, db: str | None, sql_url: str | None, limit: int, fmt: str) -> None:
-    """Run one read-only SQL statement on the store (writes, DDL and ATTACH are refused)."""
+def sql_command(
+    query: str,
+    db: str | None,
+    sql_url: str | None,
+    limit: int,
+    timeout: float,
+    max_bytes: int,
+    fmt: str,
+) -> None:
+    """Run one read-only SQL statement on the store (writes, DDL and ATTACH are refused).
+
+    It stops with one line at --timeout or --max-bytes, or on Ctrl-C; --limit cuts the rows.
+    """
     from tooltray.memory.store.sql import resolve_sql_url, run_readonly
 
-    result = run_readonly(resolve_sql_url(sql_url, db), query, limit)
+    url = resolve_sql_url(sql_url, db)
+    _require_store_file(url)
+    result = run_readonly(url, query, limit, seconds=timeout, max_bytes=max_bytes)
     emit(result.columns, result.rows, fmt)
     if result.truncated:
         click.echo(f"(first {limit} rows shown; pass --limit to see more)", err=True)
+
+
+def _require_store_file(url: str) -> None:
+    """A SQLite file must be a tooltray store: SQLite would answer ``SELECT 1`` on any file."""
+    from tooltray.memory.store.opening import checked_probe
+    from tooltray.memory.store.url import display_url, plain_sqlite_path
+    from tooltray.tools.errors import StoreError
+
+    path = plain_sqlite_path(url)
+    if path is not None and path.is_file() and checked_probe(url).kind == "empty":
+        raise StoreError(f"no tooltray database at {display_url(url)}: check --db / TOOLTRAY_DB")
 
 
 HISTORY_COLUMNS = [

@@ -117,11 +117,16 @@ def _play(store: Store, sid: str, done: int, end: int, console: Console) -> None
 )
 def demo(db: str | None, fresh: bool, turns: int | None) -> None:
     """Play (or resume) the scripted demo session through the real trinket, embedder and store."""
+    from tooltray.memory.config import Settings
     from tooltray.memory.store import Store, resolve_url
+    from tooltray.memory.store.access import require_writable
     from tooltray.tools.demo import demo_script
 
     total = len(demo_script())
-    store = Store(resolve_url(db), auto_upgrade=True)
+    url = resolve_url(db)
+    Settings(db=url)  # a bad setting is refused before the store is opened (or created)
+    require_writable(url)  # the demo writes every turn: a read-only store is refused up front
+    store = Store(url, auto_upgrade=True)
     sid, done = latest_session(store, fresh)
     if done >= total:
         click.echo(

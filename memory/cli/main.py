@@ -1,8 +1,8 @@
 """The ``tooltray`` command line: one click group; each command group lives in its own module.
 
-Every command that reads the store takes ``--db URL`` (else ``TOOLTRAY_DB``, else
-``./tooltray.db``); commands that print rows take ``--format json|csv`` for machines. Errors exit
-non-zero with one line.
+Every command that reads the store takes ``--db URL`` (else ``TOOLTRAY_DB``, else ``db`` in
+``tooltray.toml``, else ``./tooltray.db``); commands that print rows take ``--format json|csv``
+for machines. Errors exit non-zero with one line (:mod:`tooltray.memory.cli.failure`).
 
 Command modules are imported only when their command runs: ``tooltray --help`` lists them from
 :data:`COMMANDS` without importing any, so start-up stays fast (the agent loop, the embedders and
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+from typing import Any
 
 import click
 
@@ -30,18 +31,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-def _one_line(exc: BaseException) -> str | None:
-    """The line for a TooltrayError, else ``None`` (raising one has loaded its module)."""
-    errors = sys.modules.get("tooltray.tools.errors")
-    if errors is not None and isinstance(exc, errors.TooltrayError):
-        return f"error: {exc}"
-    return None
-
-
 class LazyGroup(click.Group):
     """A group that imports a command's module only when that command runs.
 
-    It also turns any TooltrayError into one clear line and exit code 2.
+    It is also the CLI's one error boundary (:mod:`tooltray.memory.cli.failure`): a usage
+    error, a TooltrayError, an OS error or Ctrl-C ends as one line on stderr and a non-zero exit,
+    never a traceback.
     """
 
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -60,15 +55,21 @@ class LazyGroup(click.Group):
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 
-    def invoke(self, ctx: click.Context) -> object:
+    def main(self, *args: Any, **kwargs: Any) -> Any:  # noqa: D102 (click's signature)
+        kwargs["standalone_mode"] = False
         try:
-            return super().invoke(ctx)
-        except Exception as exc:
-            line = _one_line(exc)
-            if line is None:
+            value = super().main(*args, **kwargs)
+        except BaseException as exc:
+            from tooltray.memory.cli.failure import failure  # only when something failed
+
+            failed = failure(exc)
+            if failed is None:
                 raise
-            click.echo(line, err=True)
-            sys.exit(2)
+            line, code = failed
+            if line:
+                click.echo(line, err=True)
+            sys.exit(code)
+        sys.exit(value if isinstance(value, int) else 0)
 
 
 @click.group(cls=LazyGroup)

@@ -46,6 +46,10 @@ def serve(
             f"tooltray mcp serve needs the MCP SDK ({exc.name} is missing): "
             "pip install 'tooltray[mcp]'."
         ) from exc
+    from tooltray.memory.store.access import require_writable
+    from tooltray.memory.store.opening import checked_probe
+    from tooltray.memory.store.url import resolve_url
+
     config = load_config(config_path)
     if http is not None:
         parse_listen(http)
@@ -55,6 +59,9 @@ def serve(
         )
     _logging()
     settings = Settings(db=db) if db else Settings()
+    url = resolve_url(settings.db)
+    checked_probe(url)  # a damaged or foreign store is refused before any server starts
+    require_writable(url)
     session_id = session or f"mcp-{Path(config_path).stem}"
     run_gateway(
         config,

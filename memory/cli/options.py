@@ -14,7 +14,10 @@ DB_OPTION = click.option(
     "db",
     default=None,
     metavar="URL",
-    help="SQLAlchemy URL or SQLite file path (default: $TOOLTRAY_DB, else ./tooltray.db).",
+    help=(
+        "SQLAlchemy URL or SQLite file path (default: $TOOLTRAY_DB, else db in tooltray.toml, "
+        "else ./tooltray.db)."
+    ),
 )
 
 

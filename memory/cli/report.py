@@ -54,9 +54,18 @@ def write_report(url: str, session_id: str, out: Path) -> tuple[Path, list[str]]
 @DB_OPTION
 def report(session: str, out: Path | None, db: str | None) -> None:
     """Draw a stored session: tools over turns, tokens against eager, prefix changes."""
-    from tooltray.memory.store import resolve_url
+    from tooltray.memory.report.draw import check_format
+    from tooltray.memory.store.access import require_openable
+    from tooltray.memory.store.probe import display_url, probe
+    from tooltray.memory.store.url import resolve_url
 
-    path, lines = write_report(resolve_url(db), session, out or default_out(session))
+    out = out or default_out(session)
+    check_format(out)
+    url = resolve_url(db)
+    if probe(url).kind == "empty":  # as history, sql and eval: a typo must not create a store
+        raise StoreError(f"no tooltray database at {display_url(url)}: check --db / TOOLTRAY_DB")
+    require_openable(url)
+    path, lines = write_report(url, session, out)
     for line in lines:
         click.echo(line)
     click.echo(f"picture: {path}")

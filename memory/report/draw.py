@@ -41,8 +41,27 @@ def _pyplot() -> Any:
     return plt
 
 
+def check_format(out: Path) -> None:
+    """Refuse a picture name whose suffix matplotlib cannot write, naming the ones it can.
+
+    Checked before anything is read or drawn: matplotlib would only fail in ``savefig``.
+    """
+    _pyplot()
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    formats = sorted(FigureCanvasBase.get_supported_filetypes())
+    suffix = out.suffix.lstrip(".").lower()
+    if suffix not in formats:
+        given = f"'.{suffix}'" if suffix else "no suffix"
+        raise ConfigError(
+            f"cannot draw a picture as {given} ({out.name}): name --out with one of "
+            f"{', '.join('.' + f for f in formats)} (.png is the usual)"
+        )
+
+
 def draw_timeline(timeline: Timeline, out: Path) -> Path:
     """Write the picture of ``timeline`` to ``out`` (PNG) and return the path."""
+    check_format(out)
     plt = _pyplot()
     n = max(len(timeline.rows), 1)
     fig, (top, bottom) = plt.subplots(

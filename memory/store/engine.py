@@ -55,7 +55,9 @@ def sqlite_path(url: str) -> Path | None:
     parsed = parse_url(url)
     if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
         return None
-    return Path(parsed.database or "").expanduser()
+    from tooltray.memory.store.url import check_name
+
+    return Path(check_name(parsed.database or "")).expanduser()
 
 
 def is_sqlite(url: str) -> bool:

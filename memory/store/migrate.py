@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import Connection, Engine, text
 from sqlalchemy.exc import SQLAlchemyError
 
+from tooltray.memory.store.access import require_writable
 from tooltray.memory.store.engine import IMMEDIATE, make_engine, sqlite_path
 from tooltray.memory.store.opening import (
     alembic_config,
@@ -53,6 +54,7 @@ def upgrade(url: str) -> str:
     found = checked_probe(url)
     if found.revision is not None and found.revision not in known_revisions():
         raise newer(url, found.revision)
+    require_writable(url)  # a read-only file is not damaged: say what is wrong instead
     engine = make_engine(url)
     try:
         upgrade_engine(engine)

@@ -13,9 +13,8 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
-from urllib.parse import quote
 
-from tooltray.memory.store.guard import BUSY_TIMEOUT_MS
+from tooltray.memory.store.guard import BUSY_TIMEOUT_MS, readonly_uri
 from tooltray.memory.store.url import display_url as display_url  # re-exported: callers use it
 from tooltray.memory.store.url import plain_sqlite_path
 
@@ -90,7 +89,7 @@ def probe_sqlite_file(path: Path) -> Probe:
 
 
 def _read_sqlite(path: Path) -> Probe:
-    uri = f"file:{quote(str(path.resolve()))}?mode=ro"
+    uri = readonly_uri(path)
     conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
     conn.text_factory = _lenient_text
     try:

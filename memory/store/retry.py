@@ -22,6 +22,7 @@ from typing import TypeVar
 
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
+from tooltray.memory.store.access import readonly_hint
 from tooltray.memory.store.probe import first_line
 from tooltray.tools.errors import StoreError
 
@@ -64,7 +65,7 @@ def with_retries(
             return fn()
         except SQLAlchemyError as exc:
             if not is_transient(exc):
-                raise StoreError(f"could not {what}: {first_line(exc)}") from exc
+                raise StoreError(f"could not {what}: {readonly_hint(first_line(exc))}") from exc
             left = float("inf") if deadline is None else deadline - time.monotonic()
             if attempt == attempts or left <= 0:
                 raise busy(what, attempt, exc) from exc

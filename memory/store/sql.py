@@ -44,16 +44,25 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from tooltray.memory.store.guard import open_readonly
 from tooltray.memory.store.probe import first_line
+from tooltray.memory.store.sql_limits import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_ROWS,
+    DEFAULT_SECONDS,
+    Limits,
+    Stop,
+    fetch,
+    sqlite_bounds,
+    sqlite_failure,
+)
 from tooltray.memory.store.url import plain_sqlite_path, resolve_url
 from tooltray.tools.errors import StoreError
 
 ENV_SQL_URL = "TOOLTRAY_SQL_URL"
-DEFAULT_LIMIT = 1000
+DEFAULT_LIMIT = DEFAULT_ROWS
 READER_ROLE = "tooltray_sql_reader"
 _READONLY_HINTS = (
     "readonly",
@@ -79,34 +88,57 @@ def resolve_sql_url(sql_url: str | None = None, db: str | None = None) -> str:
     return resolve_url(sql_url or os.environ.get(ENV_SQL_URL) or db)
 
 
-def run_readonly(url: str, query: str, limit: int = DEFAULT_LIMIT) -> QueryResult:
-    """Run one statement on a read-only, unprivileged connection; at most ``limit`` rows.
+def run_readonly(
+    url: str,
+    query: str,
+    limit: int = DEFAULT_LIMIT,
+    *,
+    seconds: float = DEFAULT_SECONDS,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> QueryResult:
+    """Run one statement on a read-only, unprivileged connection, within bounds.
+
+    At most ``limit`` rows, ``seconds`` of running and ``max_bytes`` of output
+    (:mod:`tooltray.memory.store.sql_limits`); Ctrl-C stops it.
 
     Raises:
-        StoreError: the statement failed, tried to change something, or no unprivileged
-            connection could be had (one clear line).
+        StoreError: the statement failed, tried to change something, passed a bound, or no
+            unprivileged connection could be had (one clear line).
     """
     if not query.strip():
         raise StoreError("empty query: pass one SQL statement, e.g. 'SELECT * FROM sessions'")
+    limits = Limits(rows=limit, seconds=seconds, max_bytes=max_bytes)
     path = plain_sqlite_path(url)
     if path is None:
         from tooltray.memory.store.sql_pg import run_engine
 
-        return run_engine(url, query, limit)
+        return run_engine(url, query, limits)
     try:
-        return _run_sqlite(path, query, limit)
+        connection = open_readonly(path)
     except Exception as exc:
         if from_driver(exc):
             raise refusal(exc) from exc
         raise
+    return run_sqlite(connection, query, limits)
 
 
-def _run_sqlite(path: Path, query: str, limit: int) -> QueryResult:
-    connection = open_readonly(path)
+def run_sqlite(connection: Any, query: str, limits: Limits) -> QueryResult:
+    """Run ``query`` on a read-only SQLite ``connection`` within ``limits``; close it after."""
     try:
-        return execute(connection, query, limit)
+        return bounded_sqlite(connection, query, limits)
     finally:
         connection.close()
+
+
+def bounded_sqlite(connection: Any, query: str, limits: Limits) -> QueryResult:
+    """Run ``query`` on a read-only SQLite ``connection`` within ``limits``."""
+    with sqlite_bounds(connection, limits) as stop:
+        try:
+            return execute(connection, query, stop)
+        except Exception as exc:
+            if not from_driver(exc):
+                raise
+            raise (sqlite_failure(exc, stop) or refusal(exc)) from exc
 
 
 def from_driver(exc: BaseException) -> bool:
@@ -114,21 +146,26 @@ def from_driver(exc: BaseException) -> bool:
     return type(exc).__module__.split(".")[0] in ("sqlite3", "psycopg")
 
 
-def execute(raw: Any, query: str, limit: int, *, prepare: bool = False) -> QueryResult:
-    """Run ``query`` on the driver connection ``raw``; at most ``limit`` rows."""
+def execute(raw: Any, query: str, stop: Stop, *, prepare: bool = False) -> QueryResult:
+    """Run ``query`` on the driver connection ``raw`` within the bounds of ``stop``."""
     cursor = raw.cursor()
     try:
         if prepare:
             cursor.execute(query, prepare=True)  # one statement only: no "...; DROP ..."
         else:
             cursor.execute(query)
-        if cursor.description is None:
-            return QueryResult([], [])
-        columns = [str(d[0]) for d in cursor.description]
-        rows = [tuple(r) for r in cursor.fetchmany(limit + 1)]
-        return QueryResult(columns, rows[:limit], truncated=len(rows) > limit)
+        return result_of(cursor, stop)
     finally:
         cursor.close()
+
+
+def result_of(cursor: Any, stop: Stop) -> QueryResult:
+    """The columns and bounded rows of an executed ``cursor``."""
+    if cursor.description is None:
+        return QueryResult([], [])
+    columns = [str(d[0]) for d in cursor.description]
+    rows, more = fetch(cursor, stop)
+    return QueryResult(columns, rows, truncated=more)
 
 
 def refusal(exc: BaseException) -> StoreError:

@@ -7,6 +7,7 @@ How a PostgreSQL statement is kept from a powerful session is told in
 from __future__ import annotations
 
 import secrets
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -21,10 +22,13 @@ from tooltray.memory.store.probe import TABLES, VERSION_TABLE, first_line
 from tooltray.memory.store.sql import (
     READER_ROLE,
     QueryResult,
+    bounded_sqlite,
     execute,
     from_driver,
     refusal,
+    result_of,
 )
+from tooltray.memory.store.sql_limits import Limits, Stop, cancellable
 from tooltray.tools.errors import StoreError
 
 POWERFUL_ROLES = (
@@ -39,6 +43,8 @@ POWERFUL_ROLES = (
     "pg_use_reserved_connections",
 )
 LOGIN_ATTEMPTS = 3
+_SYNTAX_ERROR = "42601"  # DECLARE ... CURSOR FOR takes a query only: run anything else plainly
+_CANCELED = "57014"  # query_canceled: statement_timeout, or the cancel psycopg sends on Ctrl-C
 _LOCK_KEY = 0x7461_7900  # pg_advisory_lock key while the reader may log in
 _FIX = "pass --sql-url (or TOOLTRAY_SQL_URL) for a role that can only SELECT"
 _POWERS_SQL = """
@@ -53,13 +59,13 @@ WHERE c.relname = ANY(%(tables)s) AND c.relkind IN ('r', 'p', 'v') AND pg_table_
 """
 
 
-def run_engine(url: str, query: str, limit: int) -> QueryResult:
+def run_engine(url: str, query: str, limits: Limits) -> QueryResult:
     """:func:`~tooltray.memory.store.sql.run_readonly` for any URL SQLAlchemy reads."""
     try:
         if is_sqlite(url):
             with _readonly(url) as raw:
-                return execute(raw, query, limit)
-        return _run_postgres(url, query, limit)
+                return bounded_sqlite(raw, query, limits)
+        return _run_postgres(url, query, limits)
     except StoreError:
         raise
     except (SQLAlchemyError, DBAPIError) as exc:
@@ -85,11 +91,11 @@ def _readonly(url: str) -> Iterator[Any]:
         engine.dispose()
 
 
-def _run_postgres(url: str, query: str, limit: int) -> QueryResult:
+def _run_postgres(url: str, query: str, limits: Limits) -> QueryResult:
     with _readonly(url) as raw:
         powers = _begin(raw)
         if not powers:
-            return execute(raw, query, limit, prepare=True)
+            return bounded_postgres(raw, query, limits)
     with _reader_connection(url, powers) as reader:
         left = _begin(reader, strict=True)
         if left:
@@ -97,7 +103,42 @@ def _run_postgres(url: str, query: str, limit: int) -> QueryResult:
                 f"tooltray sql will not use its role {READER_ROLE}: it {_summary(left)} "
                 f"(someone widened it); revoke that, or {_FIX}"
             )
-        return execute(reader, query, limit, prepare=True)
+        return bounded_postgres(reader, query, limits)
+
+
+def bounded_postgres(raw: Any, query: str, limits: Limits) -> QueryResult:
+    """Run ``query`` in the open read-only transaction of ``raw`` within ``limits``.
+
+    ``statement_timeout`` bounds each round trip and a server-side cursor hands rows over in
+    batches, so neither a long statement nor a huge result reaches the client whole. A cursor
+    takes only a query (SELECT, VALUES, TABLE, WITH); anything else (SHOW, EXPLAIN) runs as a
+    prepared statement instead, still under the timeout.
+    """
+    stop = Stop(time.monotonic() + limits.seconds, limits=limits)
+    return cancellable(lambda: _bounded(raw, query, stop), raw.cancel_safe, stop)
+
+
+def _bounded(raw: Any, query: str, stop: Stop) -> QueryResult:
+    limits = stop.limits
+    with raw.cursor() as cursor:
+        cursor.execute(f"SET LOCAL statement_timeout = {max(int(limits.seconds * 1000), 1)}")
+        cursor.execute("SAVEPOINT tooltray_sql")
+    try:
+        try:
+            with raw.cursor(name="tooltray_sql") as named:
+                named.execute(query)
+                return result_of(named, stop)
+        except Exception as exc:
+            if getattr(exc, "sqlstate", None) != _SYNTAX_ERROR:
+                raise
+        with raw.cursor() as cursor:
+            cursor.execute("ROLLBACK TO SAVEPOINT tooltray_sql")
+        return execute(raw, query, stop, prepare=True)
+    except Exception as exc:
+        if getattr(exc, "sqlstate", None) != _CANCELED:
+            raise
+        stop.reason = stop.reason or ("time" if "timeout" in str(exc) else "interrupt")
+        raise stop.error() from exc
 
 
 def _begin(raw: Any, *, strict: bool = False) -> list[str]:

@@ -15,32 +15,58 @@ import os
 import re
 from pathlib import Path
 
+from tooltray.memory.config_file import config_db
+
 ENV_DB = "TOOLTRAY_DB"
 DEFAULT_FILE = "tooltray.db"
+NAME_MAX = 255  # bytes in one file or folder name: ext4, XFS, btrfs, APFS, NTFS (in UTF-16 units)
 _PG_ALIASES = ("postgres://", "postgresql://", "postgresql+psycopg2://")
 # The characters SQLAlchemy's make_url keeps as they are in a SQLite path (and renders back).
 _PLAIN = re.compile(r"(?:sqlite|sqlite\+pysqlite):///([A-Za-z0-9 +\-./_~]+)")
 
 
 def resolve_url(url: str | None = None) -> str:
-    """The database URL to use: ``url``, else ``$TOOLTRAY_DB``, else ``./tooltray.db``.
+    """The database URL to use: ``url``, else ``$TOOLTRAY_DB``, else ``db`` in ``tooltray.toml``
+    (:mod:`tooltray.memory.config_file`), else ``./tooltray.db``: the order ``Settings().db``
+    follows too, so the CLI and the user's code open the same store.
 
     A plain file path becomes a SQLite URL; ``postgres://``/``postgresql://`` use psycopg 3.
+
+    Raises:
+        StoreError: a file name longer than the file system allows.
+        ConfigError: the TOML file is broken.
     """
-    raw = url or os.environ.get(ENV_DB) or str(Path.cwd() / DEFAULT_FILE)
+    raw = url or os.environ.get(ENV_DB) or config_db() or str(Path.cwd() / DEFAULT_FILE)
     raw = raw.strip()
     if "://" not in raw:
-        return f"sqlite:///{Path(raw).expanduser().resolve()}"
+        return f"sqlite:///{Path(check_name(raw)).expanduser().resolve()}"
     for alias in _PG_ALIASES:
         if raw.startswith(alias):
             return "postgresql+psycopg://" + raw[len(alias) :]
     return raw
 
 
+def check_name(path: str) -> str:
+    """``path`` when each of its names fits the file system (255 bytes on most), else refuse.
+
+    The OS would say only "File name too long" from deep inside the first ``stat``.
+    """
+    for part in Path(path).parts:
+        size = len(os.fsencode(part))
+        if size > NAME_MAX:
+            from tooltray.tools.errors import StoreError, shown
+
+            raise StoreError(
+                f"a name in the database path is {size} bytes ({shown(part, 24)}), more than the "
+                f"{NAME_MAX} a file or folder name may have: pass a shorter --db (or TOOLTRAY_DB)"
+            )
+    return path
+
+
 def plain_sqlite_path(url: str) -> Path | None:
     """The file of a plain SQLite URL; ``None`` for any other URL (ask SQLAlchemy then)."""
     found = _PLAIN.fullmatch(url)
-    return Path(found.group(1)).expanduser() if found else None
+    return Path(check_name(found.group(1))).expanduser() if found else None
 
 
 def sqlite_file(url: str) -> Path | None:

@@ -26,6 +26,7 @@ from tooltray.memory.store.migrate import head
 from tooltray.memory.store.records import Changes, HistoryEvent, Load, TurnRecord, Unload, Use
 from tooltray.memory.store.revisions import chain
 from tooltray.memory.store.sql import run_readonly
+from tooltray.memory.store.sql_limits import Limits
 from tooltray.memory.store.sql_pg import run_engine
 from tooltray.memory.store.store import Store
 from tooltray.memory.store.url import display_url, plain_sqlite_path, sqlite_file
@@ -120,13 +121,13 @@ def test_other_urls_are_left_to_sqlalchemy(url: str) -> None:
 def test_sql_answers_and_refusals_match_the_engine_path(url: str) -> None:
     for query in QUERIES:
         fast = run_readonly(url, query, limit=2)
-        assert fast == run_engine(url, query, limit=2), query
+        assert fast == run_engine(url, query, Limits(rows=2)), query
         assert fast.columns, query
     for query in REFUSED:
         with pytest.raises(StoreError) as fast_error:
             run_readonly(url, query)
         with pytest.raises(StoreError) as engine_error:
-            run_engine(url, query, 10)
+            run_engine(url, query, Limits(rows=10))
         assert str(fast_error.value) == str(engine_error.value), query
         assert "\n" not in str(fast_error.value)
 

@@ -1,0 +1,186 @@
+"""Bounds on one ``tooltray sql`` statement: time, rows, output size, and Ctrl-C.
+
+Ad-hoc SQL is the one place a user hands tooltray a computation of any size: a recursive CTE
+without an end runs until killed, ``SELECT randomblob(100000000)`` printed 201 MB and took 1.3
+GB. Each statement now stops at the first bound it reaches, with one line naming the bound and
+the flag that raises it:
+
+* time (``--timeout``): SQLite checks a deadline in a progress handler every
+  :data:`PROGRESS_STEPS` virtual-machine steps; PostgreSQL gets ``statement_timeout`` and the
+  client checks the deadline between fetches;
+* rows (``--limit``): rows are fetched in batches up to the limit plus one, never all of them
+  (a server-side cursor on PostgreSQL), and the extra row only says that more exist;
+* output (``--max-bytes``): the fetched values' sizes are summed as they arrive; SQLite also
+  gets ``SQLITE_LIMIT_LENGTH``, so a single huge value fails before it is built;
+* Ctrl-C: SQLite's statement is interrupted (``sqlite3_interrupt``) at once; a PostgreSQL
+  statement runs in a worker thread while the main thread waits in Python, where Ctrl-C
+  arrives at once, and cancels it on the server (:func:`cancellable`).
+"""
+
+from __future__ import annotations
+
+import signal
+import sqlite3
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from tooltray.tools.errors import StoreError
+
+DEFAULT_ROWS = 1000
+DEFAULT_SECONDS = 30.0
+DEFAULT_MAX_BYTES = 10_000_000
+PROGRESS_STEPS = 10_000  # SQLite VM steps between deadline checks: well under 1 ms each
+BATCH = 200
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The bounds of one statement (see the module's docstring)."""
+
+    rows: int = DEFAULT_ROWS
+    seconds: float = DEFAULT_SECONDS
+    max_bytes: int = DEFAULT_MAX_BYTES
+
+
+@dataclass
+class Stop:
+    """Why a running statement was stopped (``None``: it was not), and its deadline."""
+
+    deadline: float
+    reason: str | None = None
+    limits: Limits = field(default_factory=Limits)
+
+    def expired(self) -> bool:
+        if self.reason is None and time.monotonic() > self.deadline:
+            self.reason = "time"
+        return self.reason is not None
+
+    def error(self) -> StoreError:
+        """The one line for the reason the statement stopped."""
+        if self.reason == "interrupt":
+            return StoreError("query stopped: interrupted (Ctrl-C); nothing was changed")
+        if self.reason == "bytes":
+            return too_big(self.limits)
+        return StoreError(
+            f"query stopped: it ran longer than {self.limits.seconds:g} s (--timeout): narrow "
+            "it (a WHERE, a LIMIT, an end to a recursive CTE) or pass a larger --timeout"
+        )
+
+
+def too_big(limits: Limits) -> StoreError:
+    """The refusal of an output larger than ``limits.max_bytes``."""
+    return StoreError(
+        f"query stopped: its output passed {limits.max_bytes:,} bytes (--max-bytes): select "
+        "fewer or shorter values (substr(), length(), LIMIT) or pass a larger --max-bytes"
+    )
+
+
+def value_size(value: Any) -> int:
+    """About how many bytes ``value`` takes when printed."""
+    if value is None:
+        return 0
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return 2 * len(bytes(value))  # printed as hex
+    return len(value) if isinstance(value, str) else len(str(value))
+
+
+def fetch(cursor: Any, stop: Stop) -> tuple[list[tuple[Any, ...]], bool]:
+    """Up to ``rows`` rows of ``cursor`` (and whether more exist) within the bounds of ``stop``.
+
+    Raises:
+        StoreError: the output passed ``max_bytes`` or the deadline passed.
+    """
+    limits, size = stop.limits, 0
+    rows: list[tuple[Any, ...]] = []
+    while len(rows) <= limits.rows:
+        batch = cursor.fetchmany(min(BATCH, limits.rows + 1 - len(rows)))
+        for row in batch:
+            size += sum(value_size(v) for v in row)
+            if size > limits.max_bytes:
+                stop.reason = "bytes"
+                raise stop.error()
+        rows += [tuple(r) for r in batch]
+        if not batch or stop.expired():
+            break
+    if stop.expired():
+        raise stop.error()
+    return rows[: limits.rows], len(rows) > limits.rows
+
+
+@contextmanager
+def sqlite_bounds(connection: sqlite3.Connection, limits: Limits) -> Iterator[Stop]:
+    """Bound statements on ``connection``: deadline, value size, Ctrl-C (see the module)."""
+    stop = Stop(time.monotonic() + limits.seconds, limits=limits)
+    if sys.version_info >= (3, 11):  # 3.10 has no setlimit; the byte count still applies
+        connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, max(limits.max_bytes, 1000))
+    connection.set_progress_handler(lambda: int(stop.expired()), PROGRESS_STEPS)
+    try:
+        with _on_ctrl_c(stop, connection.interrupt):
+            yield stop
+    finally:
+        connection.set_progress_handler(None, PROGRESS_STEPS)
+
+
+@contextmanager
+def _on_ctrl_c(stop: Stop, interrupt: Any) -> Iterator[None]:
+    """While inside, Ctrl-C interrupts the statement instead of waiting for it to yield."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        stop.reason = stop.reason or "interrupt"
+        interrupt()
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def sqlite_failure(exc: BaseException, stop: Stop) -> StoreError | None:
+    """The line for a SQLite error a bound caused (``None``: the statement's own error)."""
+    if stop.reason is not None:
+        return stop.error()
+    if "too big" in str(exc).lower():  # SQLITE_TOOBIG: a value passed SQLITE_LIMIT_LENGTH
+        return too_big(stop.limits)
+    return None
+
+
+def cancellable(run: Callable[[], T], cancel: Callable[[], object], stop: Stop) -> T:
+    """``run()`` in a worker thread; Ctrl-C in the main thread calls ``cancel`` and waits.
+
+    psycopg waits for the server in C, where Python's Ctrl-C handler does not run until the
+    statement ends; the main thread, waiting here in Python, gets it at once.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return run()
+    box: dict[str, Any] = {}
+    done = threading.Event()  # not Thread.join: a join Ctrl-C interrupted may not wait again
+
+    def work() -> None:
+        try:
+            box["value"] = run()
+        except BaseException as exc:  # handed to the caller's thread below
+            box["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=work, name="tooltray-sql", daemon=True).start()
+    try:
+        while not done.wait(0.05):
+            pass
+    except KeyboardInterrupt:
+        stop.reason = stop.reason or "interrupt"
+        cancel()
+        done.wait()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]  # type: ignore[no-any-return]
