@@ -77,11 +77,31 @@ def test_bad_input_is_one_line(warn_only: Path, tmp_path: Path) -> None:
     assert missing.exit_code == 2 and missing.output.count("\n") == 1
 
 
-def test_demo_catalog_with_the_embedder() -> None:
-    result = CliRunner().invoke(cli, ["catalog", "lint", "--format", "json"])
+def test_demo_catalog_with_the_embedder_cached_in_the_default_store(tmp_path: Path) -> None:
+    """Without --db the vectors go to the default store, and a second run reads them back."""
+    import sqlite3
+
+    from tooltray.tools.demo import load_demo_catalog
+
+    env = {"TOOLTRAY_DB": f"sqlite:///{tmp_path / 'default.db'}"}
+    result = CliRunner().invoke(cli, ["catalog", "lint", "--format", "json"], env=env)
     assert result.exit_code == 0, result.output
     kinds = {row["kind"] for row in json.loads(result.output)}
     assert kinds <= {"near-duplicate", "boilerplate", "description", "parameter", "schema-size"}
+    with sqlite3.connect(tmp_path / "default.db") as db:
+        (cached,) = db.execute("SELECT COUNT(*) FROM embeddings").fetchone()
+    assert cached == len(load_demo_catalog()[0])
+    again = CliRunner().invoke(cli, ["catalog", "lint", "--format", "json"], env=env)
+    assert again.exit_code == 0 and again.output == result.output
+
+
+def test_an_unreadable_line_fails_the_run(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    good = {"name": "multiply", "description": "Multiply two numbers and return the product."}
+    path.write_text(json.dumps(good) + "\n{not json\n", encoding="utf-8")
+    result = _lint(path, "--no-embed", "--format", "csv")
+    assert result.exit_code == 1
+    assert "line 2: not valid JSON" in result.output
 
 
 def test_mcp_server_tools() -> None:
