@@ -172,15 +172,19 @@ def lint_embedder(db: str | None) -> Any:
     """The default embedder, its document vectors cached in the store at ``db`` (default: the
     default store, ``TOOLTRAY_DB`` or ``./tooltray.db``, which the demo and the agent fill).
 
-    Without the cache every run embedded the whole catalog again. A store that cannot be opened
-    costs only the cache: lint goes on uncached and says why in one line.
+    Without the cache every run embedded the whole catalog again. A default store that cannot
+    be opened costs only the cache: lint goes on uncached and says why in one line (a ``--db``
+    given and unusable is an error, as on every command).
     """
+    from tooltray.memory.cli.db import store_url
     from tooltray.memory.embedders import CachedEmbedder, default_embedder
-    from tooltray.memory.store import Store, resolve_url
+    from tooltray.memory.store import Store
     from tooltray.tools.errors import StoreError
 
+    if db is not None:
+        return CachedEmbedder(default_embedder(), Store(store_url(db), auto_upgrade=True))
     try:
-        store = Store(resolve_url(db), auto_upgrade=True)
+        store = Store(store_url(None), auto_upgrade=True)
     except StoreError as exc:
         click.echo(f"note: no embedding cache ({exc}); embedding every tool", err=True)
         return default_embedder()
