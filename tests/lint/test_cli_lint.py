@@ -112,3 +112,19 @@ def test_mcp_server_tools() -> None:
     )
     assert result.exit_code == 0, result.output
     assert isinstance(json.loads(result.output), list)
+
+
+def test_a_terminal_sees_a_progress_bar_while_tools_embed(tmp_path: Path, write: Any) -> None:
+    rows = [
+        {"name": f"tool_{i}", "description": f"Do thing number {i} with the files."}
+        for i in range(4)
+    ]
+    path = write(tmp_path / "t.jsonl", rows)
+    env = {"TTY_COMPATIBLE": "1", "TOOLTRAY_DB": f"sqlite:///{tmp_path / 'cache.db'}"}
+    result = CliRunner().invoke(cli, ["catalog", "lint", "--catalog", str(path)], env=env)
+    assert result.exit_code == 0, result.output
+    assert "embedding 4 tools" in result.stderr
+    piped = CliRunner().invoke(
+        cli, ["catalog", "lint", "--catalog", str(path)], env={**env, "TTY_COMPATIBLE": "0"}
+    )
+    assert "embedding" not in piped.stderr
