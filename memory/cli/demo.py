@@ -71,8 +71,8 @@ def _close(store: Store, sid: str) -> None:
         return
     click.echo(f"picture of the session: {path}")
     click.echo(
-        f"Explore: tooltray history {sid} · tooltray report {sid} · "
-        'tooltray sql "SELECT kind, count(*) FROM history GROUP BY kind"'
+        f"Explore: tooltray show {sid} · tooltray history {sid} · tooltray report {sid} · "
+        f'tooltray explain "what is the weather in Oslo?" --session {sid}'
     )
 
 
