@@ -61,11 +61,11 @@ def settings_for(db: str | None, catalog: str | None) -> Settings:
 
 def known_session(store: DryStore, session: str) -> None:
     """Refuse a session the store does not hold, naming how to list them."""
-    from tooltray.tools.errors import StoreError
+    from tooltray.tools.errors import StoreError, shown
 
     if store.snapshot(session) is None:
         raise StoreError(
-            f"no session {session!r} in this store: list them with `tooltray sessions`"
+            f"no session {shown(session)} in this store: list them with `tooltray sessions`"
         )
 
 
