@@ -233,8 +233,7 @@ def history_command(session: str, db: str | None, fmt: str) -> None:
     found = stored_timeline(url, session) if path is None else file_timeline(url, path, session)
     if found is None:
         raise StoreError(
-            f"no session {shown(session)} in {display_url(url)}: list them with "
-            "`tooltray sessions`"
+            f"no session {shown(session)} in {display_url(url)}: list them with `tooltray sessions`"
         )
     rows = _timeline(*found)
     if fmt == "table":

@@ -100,12 +100,14 @@ class Explained:
     picked: float | None = None
 
 
-def session_state(store: DryStore, session_id: str) -> SessionState:
-    """The session as stored (a new one when it is not), as the trinket would rehydrate it."""
+def session_state(store: DryStore, session_id: str | None) -> SessionState:
+    """The session as stored, as the trinket would rehydrate it (``None``: a new session)."""
     from tooltray.memory.core.session import SessionState, grown_turn
     from tooltray.memory.store.rules import empty_snapshot
 
-    snapshot = store.snapshot(session_id) or empty_snapshot(session_id)
+    stored = store.snapshot(session_id) if session_id is not None else None
+    session_id = session_id if session_id is not None else "new-session"
+    snapshot = stored or empty_snapshot(session_id)
     state = SessionState(session_id, snapshot)
     state.grown_turn = grown_turn(snapshot)
     return state

@@ -160,7 +160,7 @@ def explain_command(
     try:
         if session is not None:
             known_session(store, session)
-        state = session_state(store, session or "explain")
+        state = session_state(store, session)
         planner = dry_planner(load_registry(catalog), settings_for(db, catalog), store)
         phase, rows = explain(planner, state, message)
     finally:

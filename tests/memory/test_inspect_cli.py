@@ -75,7 +75,7 @@ def test_explain_is_a_dry_run_with_scores_and_the_bar(demo_db: str) -> None:
     below = [r for r in fresh if r["decision"] == "below the bar"]
     assert below and all(r["score"] < r["bar"] for r in below)
     with Store(demo_db) as store:
-        assert store.snapshot("explain") is None
+        assert [s.session_id for s in store.sessions()] == ["demo-1"]
 
 
 def test_history_shows_a_query_escapes_query(demo_db: str) -> None:
