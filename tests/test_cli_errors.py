@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from tooltray.memory.cli.main import cli
 
-BAD_ARGUMENTS = {"query": "DELETE FROM sessions", "session": "no-such-session"}
+BAD_ARGUMENTS = {"query": "DELETE FROM sessions", "session": "no-such-session", "message": " "}
 REQUIRED = {
     "base_url": "http://127.0.0.1:9/v1",
     "model": "m",

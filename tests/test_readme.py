@@ -27,6 +27,14 @@ def test_every_command_in_the_cli_table_exists() -> None:
         assert result.exit_code == 0, (args, result.output)
 
 
+def test_the_cli_table_names_every_command() -> None:
+    from tooltray.memory.cli.main import COMMANDS
+
+    table = README.split("## CLI", 1)[1].split("\n## ", 1)[0]
+    named = set(re.findall(r"^\| `tooltray ([a-z]+)", table, flags=re.M))
+    assert named == set(COMMANDS)
+
+
 def test_sql_examples_run_read_only_on_a_demo_database(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'demo.db'}"
     runner = CliRunner()

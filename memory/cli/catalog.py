@@ -169,20 +169,55 @@ def lint_specs(catalog: str | None, mcp: Sequence[str]) -> tuple[list[ToolSpec],
 
 
 def lint_embedder(db: str | None) -> Any:
-    """The default embedder, cached in the store at ``db`` when one is given."""
+    """The default embedder, its document vectors cached in the store at ``db`` (default: the
+    default store, ``TOOLTRAY_DB`` or ``./tooltray.db``, which the demo and the agent fill).
+
+    Without the cache every run embedded the whole catalog again. A default store that cannot
+    be opened costs only the cache: lint goes on uncached and says why in one line (a ``--db``
+    given and unusable is an error, as on every command).
+    """
+    from tooltray.memory.cli.db import store_url
     from tooltray.memory.embedders import CachedEmbedder, default_embedder
-
-    if db is None:
-        return default_embedder()
     from tooltray.memory.store import Store
+    from tooltray.tools.errors import StoreError
 
-    return CachedEmbedder(default_embedder(), Store(db, auto_upgrade=True))
+    if db is not None:
+        return CachedEmbedder(default_embedder(), Store(store_url(db), auto_upgrade=True))
+    try:
+        store = Store(store_url(None), auto_upgrade=True)
+    except StoreError as exc:
+        click.echo(f"note: no embedding cache ({exc}); embedding every tool", err=True)
+        return default_embedder()
+    return CachedEmbedder(default_embedder(), store)
+
+
+def embed_with_progress(tools: Sequence[ToolSpec], embedder: Any) -> None:
+    """Embed the tools' documents first, with a progress bar in a terminal (the lint then reads
+    them from the cache's memo); outside one, nothing is drawn."""
+    from rich.console import Console
+
+    from tooltray.memory.retrieval.text import doc_text
+
+    console = Console(stderr=True)
+    if not console.is_terminal or not hasattr(embedder, "embed_documents"):
+        return
+    from rich.progress import Progress
+
+    with Progress(console=console, transient=True) as bar:
+        task = bar.add_task(f"embedding {len(tools)} tools", total=None)
+        texts = [doc_text(spec) for spec in tools]
+        embedder.embed_documents(texts, lambda n, total: bar.update(task, completed=n, total=total))
 
 
 @catalog_group.command("lint")
 @_catalog_opt
 @click.option("--mcp", "mcp", multiple=True, help="MCP server command (repeatable).")
-@click.option("--db", "db", default=None, help="Store URL caching document embeddings.")
+@click.option(
+    "--db",
+    "db",
+    default=None,
+    help="Store caching document embeddings (default: $TOOLTRAY_DB, else ./tooltray.db).",
+)
 @click.option("--no-embed", is_flag=True, help="Skip the near-duplicate check (no embedder).")
 @click.option("--fail-on", "fail_on", type=click.Choice(("warning", "error")), default=None)
 @_format_opt
@@ -196,13 +231,18 @@ def lint(
 ) -> None:
     """One row per finding: kind, severity, tools, evidence, what to do.
 
-    Exits 1 when a finding reaches --fail-on (warning or error), else 0.
+    Exits 1 when a finding reaches --fail-on (warning or error) or a line is not a JSON object
+    (strict loading would refuse the file), else 0. Document vectors are cached in --db (default:
+    the default store), so a second run does not embed the catalog again.
     """
     from tooltray.memory.lint import Severity, ordered, reaches
     from tooltray.memory.lint import lint as run_lint
 
     tools, found = lint_specs(catalog, mcp)
-    found = ordered(found + run_lint(tools, None if no_embed else lint_embedder(db)))
+    embedder = None if no_embed else lint_embedder(db)
+    if embedder is not None:
+        embed_with_progress(tools, embedder)
+    found = ordered(found + run_lint(tools, embedder))
     title = f"{len(found)} findings over {len(tools)} tools"
     if found or fmt == "json":
         emit([f.row() for f in found], fmt, title)
@@ -210,6 +250,8 @@ def lint(
         click.echo(f"No findings over {len(tools)} tools.")
     bar: Severity | None = "error" if fail_on == "error" else "warning" if fail_on else None
     if bar is not None and any(reaches(f.severity, bar) for f in found):
+        raise SystemExit(1)
+    if any(f.kind == "line" for f in found):  # a line no loader can read: the file is broken
         raise SystemExit(1)
 
 

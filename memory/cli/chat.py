@@ -175,14 +175,16 @@ def _mcp_sources(
         for command in commands:
             source = MCPSource(command, prefix=prefix)
             sources.append(source)
-            _start(source, command, registry, replace)
+            _start(source, command, registry, replace, prefix)
         yield sources
     finally:
         for source in sources:
             source.close()
 
 
-def _start(source: MCPSource, command: str, registry: ToolRegistry, replace: bool) -> None:
+def _start(
+    source: MCPSource, command: str, registry: ToolRegistry, replace: bool, prefix: bool = False
+) -> None:
     """Start one server and register its tools; every failure is one line that says what to do."""
     from tooltray.tools.errors import MCPSourceError
 
@@ -193,18 +195,34 @@ def _start(source: MCPSource, command: str, registry: ToolRegistry, replace: boo
     except MCPSourceError as exc:
         raise ConfigError(
             f"MCP server {command!r} did not start ({_root_cause(exc)}): check that the command "
-            "runs on its own and speaks MCP over stdio, e.g. --mcp 'uvx mcp-server-git'."
+            "runs on its own and speaks MCP over stdio, e.g. --mcp 'mcp-server-git --repository .'."
         ) from None
     finally:
         quiet.level = level
     if replace:
         _make_room(registry, [spec.name for spec in source.specs])
+    elif prefix:
+        source.rename(_clash_names(registry, source))
     try:
         source.register(registry)
     except DuplicateToolError as exc:
         raise ConfigError(
             f"{exc} Pass --mcp-replace to let the server's tools replace same-named ones."
         ) from None
+
+
+def _clash_names(registry: ToolRegistry, source: MCPSource) -> dict[str, str]:
+    """With ``--mcp-prefix``: ``<server>_<tool>`` for each server tool a registry tool clashes
+    with. ``mcp__git__git_status`` and the demo catalog's ``git_status`` resolve as one tool,
+    so the prefix alone could not keep both; this name is not stripped, so both stay callable.
+    """
+    from tooltray.tools.names import match_key
+
+    out: dict[str, str] = {}
+    for spec in source.specs:
+        if any(layer.find(spec.name) for layer in (registry.catalog, registry.instance)):
+            out[spec.name] = f"{source.name}_{match_key(spec.name)}"[:64]
+    return out
 
 
 def _make_room(registry: ToolRegistry, names: Sequence[str]) -> None:
@@ -269,7 +287,11 @@ def build_agent(
     help="build_registry() in a .py file, or tools.jsonl (default: demo catalog).",
 )
 @click.option("--mcp", "mcp_commands", multiple=True, help="MCP server command (repeatable).")
-@click.option("--mcp-prefix", is_flag=True, help="Name MCP tools mcp__<server>__<tool>.")
+@click.option(
+    "--mcp-prefix",
+    is_flag=True,
+    help="Name MCP tools mcp__<server>__<tool> (<server>_<tool> where a catalog tool clashes).",
+)
 @click.option(
     "--mcp-replace",
     is_flag=True,

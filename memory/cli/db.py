@@ -276,7 +276,7 @@ def history_command(session: str, db: str | None, fmt: str) -> None:
     """Show a session's timeline turn by turn: events, prefix hash, tool tokens, loaded count."""
     from tooltray.memory.store.probe import probe
     from tooltray.memory.store.url import display_url, plain_sqlite_path, resolve_url
-    from tooltray.tools.errors import StoreError
+    from tooltray.tools.errors import StoreError, shown
 
     url = resolve_url(db)
     if probe(url).kind == "empty":
@@ -285,8 +285,7 @@ def history_command(session: str, db: str | None, fmt: str) -> None:
     found = stored_timeline(url, session) if path is None else file_timeline(url, path, session)
     if found is None:
         raise StoreError(
-            f"no session {session!r} in {display_url(url)}: list them with "
-            "`tooltray sql 'SELECT id, turn, status FROM sessions'`"
+            f"no session {shown(session)} in {display_url(url)}: list them with `tooltray sessions`"
         )
     rows = _timeline(*found)
     if fmt == "table":

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from rich.console import Console
 
+from tooltray.memory.cli.console import table_console
 from tooltray.memory.cli.options import DB_OPTION
 from tooltray.tools.errors import ConfigError
 
@@ -70,8 +71,8 @@ def _close(store: Store, sid: str) -> None:
         return
     click.echo(f"picture of the session: {path}")
     click.echo(
-        f"Explore: tooltray history {sid} · tooltray report {sid} · "
-        'tooltray sql "SELECT kind, count(*) FROM history GROUP BY kind"'
+        f"Explore: tooltray show {sid} · tooltray history {sid} · tooltray report {sid} · "
+        f'tooltray explain "what is the weather in Oslo?" --session {sid}'
     )
 
 
@@ -137,7 +138,7 @@ def demo(db: str | None, fresh: bool, turns: int | None) -> None:
         end = total if turns is None else min(total, done + turns)
         verb = "resuming" if done else "starting"
         click.echo(f"{verb} {sid} at turn {done + 1} of {total} (store: {store.url})")
-        _play(store, sid, done, end, Console())
+        _play(store, sid, done, end, table_console())
     _close(store, sid)
     store.close()
 

@@ -31,6 +31,15 @@ def shown_call(call: ModelCall) -> str:
     return f"load_tools({names})" if names else f'load_tools("{call.arguments.get("query", "")}")'
 
 
+def refused_note(text: str) -> str:
+    """How many tools a load refused, read from the meta-tool's answer (the loaded set's
+    ceiling, the allow-list), so a refusal shows in the demo's table and not only in SQL."""
+    if "Refused: " not in text:
+        return ""
+    names = text.split("Refused: ", 1)[1].split(" (", 1)[0].split(", ")
+    return f", refused {len(names)} (loaded set full or not allowed)"
+
+
 class DemoRun:
     """One invocation of the demo: a trinket, a session, and a table of turns."""
 
@@ -63,9 +72,9 @@ class DemoRun:
             self._run(call)
             return call.name
         before = set(self.trinket.loaded(self.sid))
-        self.trinket.handle_meta(self.sid, call.name, call.arguments)
+        text = self.trinket.handle_meta(self.sid, call.name, call.arguments)
         added = len(set(self.trinket.loaded(self.sid)) - before)
-        return f"{shown_call(call)} → +{added} tools"
+        return f"{shown_call(call)} → +{added} tools{refused_note(text)}"
 
     def _run(self, call: ModelCall) -> None:
         spec = self.trinket.registry.resolve(call.name)
@@ -88,7 +97,7 @@ class DemoRun:
         self.last_hash = view.prefix_hash
         self.table.add_row(
             str(number),
-            step["user"][:60] + ("…" if len(step["user"]) > 60 else ""),
+            step["user"],
             self._added(before),
             "\n".join(calls) or "—",
             str(len(view.specs)),

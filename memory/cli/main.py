@@ -28,6 +28,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "mcp": ("mcp", "Serve tooltray as an MCP gateway in front of other MCP servers."),
     "history": ("db", "Show a session's timeline turn by turn."),
     "sql": ("db", "Run one read-only SQL statement on the store."),
+    "sessions": ("inspect", "List the stored sessions."),
+    "show": ("inspect", "Show a session's loaded tools, bundle menu and prompt prefix."),
+    "explain": ("inspect", "What a message would load and why (a dry run)."),
 }
 
 
@@ -72,10 +75,38 @@ class LazyGroup(click.Group):
         sys.exit(value if isinstance(value, int) else 0)
 
 
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
 @click.group(cls=LazyGroup)
 @click.version_option(package_name="tooltray")
-def cli() -> None:
+@click.option(
+    "--log-level",
+    type=click.Choice(LOG_LEVELS, case_sensitive=False),
+    default=None,
+    help="Log tooltray's decisions and faults on stderr at this level.",
+)
+@click.option("-v", "--verbose", is_flag=True, help="The same as --log-level info.")
+def cli(log_level: str | None, verbose: bool) -> None:
     """tooltray: a working memory for an LLM agent's tools."""
+    level = log_level or ("info" if verbose else None)
+    if level is not None:
+        set_log_level(level)
+
+
+def set_log_level(level: str) -> None:
+    """Send the ``tooltray`` logger's records to stderr at ``level`` (others stay quiet).
+
+    Without the switch only warnings reach stderr, as before: an outage is logged once, and a
+    user asking why a tool loaded wants the info lines without every library's debug noise.
+    """
+    import logging
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    logger = logging.getLogger("tooltray")
+    logger.addHandler(handler)
+    logger.setLevel(level.upper())
 
 
 def main() -> None:

@@ -223,15 +223,37 @@ class Planner:
         elif self.settings.selection == "message":
             cands = self.retriever().strong(users)
         else:
-            names = [t.name for t in state.snapshot.loaded]
-            signals = SessionSignals(self.signals, state.session_id)
-            cands = self.retriever().conversation_growth(users, signals, names, fresh)
-            cands = [c for c in cands if self.registry.is_allowed(c.name)]
-            hard_max = self.settings.hard_max_tools
-            return Plan(MODE_SELECTED, admit_growth(cands, state.snapshot.loaded, hard_max))
+            return Plan(MODE_SELECTED, self._growth(state, users, fresh))
         cands = [c for c in cands if self.registry.is_allowed(c.name)]
         caps = Caps(self.settings.max_tools, self.settings.token_budget)
-        return Plan(MODE_SELECTED, admit(cands, self.catalog().tokens, caps, state.snapshot.loaded))
+        picks = admit(cands, self.catalog().tokens, caps, state.snapshot.loaded)
+        return Plan(MODE_SELECTED, picks + self._resume_growth(state, users, fresh, picks))
+
+    def _growth(self, state: SessionState, users: Sequence[str], fresh: int) -> list[Candidate]:
+        """A later turn's growth: the conversation's strongest tools, up to ``hard_max_tools``."""
+        names = [t.name for t in state.snapshot.loaded]
+        signals = SessionSignals(self.signals, state.session_id)
+        cands = self.retriever().conversation_growth(users, signals, names, fresh)
+        cands = [c for c in cands if self.registry.is_allowed(c.name)]
+        return admit_growth(cands, state.snapshot.loaded, self.settings.hard_max_tools)
+
+    def _resume_growth(
+        self, state: SessionState, users: Sequence[str], fresh: int, picks: Sequence[Candidate]
+    ) -> list[Candidate]:
+        """At the resume of a session that selected before, what growth would add this turn.
+
+        The resumed session's earlier picks already fill the caps, so the boundary's own
+        selection admits little; without this a resumed turn loaded nothing that the same turn
+        uninterrupted grows (the demo played in pieces ended at 0.90 first-pass with 2 escapes,
+        at once 1.00 and 0, on stores with the same history).
+        """
+        picked = [t for t in state.snapshot.loaded if t.source not in ("core", "pinned", "all")]
+        if not picked or not users or self.settings.growth == "never":
+            return []
+        taken = {c.name for c in picks}
+        room = self.settings.hard_max_tools - len(state.snapshot.loaded) - len(picks)
+        grown = [c for c in self._growth(state, users, fresh) if c.name not in taken]
+        return grown[: max(room, 0)]
 
     def _core(self) -> list[str]:
         pinned = [s.name for s in self.registry.allowed() if s.pinned]

@@ -14,6 +14,7 @@ change, never mid-turn) and growing by appending as usual.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -60,6 +61,8 @@ from tooltray.memory.store.rules import empty_snapshot
 from tooltray.tools.errors import MetaToolArgumentError, StoreError, TooltrayError
 from tooltray.tools.registry import ToolRegistry
 from tooltray.tools.spec import ToolSpec
+
+log = logging.getLogger("tooltray")
 
 
 class ToolLoaderTrinket:
@@ -431,6 +434,8 @@ class ToolLoaderTrinket:
         self.journal.commit(state, changes)
         if plan.loads:
             names = [c.name for c in plan.loads]
+            why = ", ".join(f"{c.name} ({c.source} {c.score or 0:.2f})" for c in plan.loads)
+            log.info("%s turn %d %s: %s", state.session_id, state.turn, plan.mode, why)
             loaded = p.ToolsLoaded(turn=state.turn, tools=names, source=plan.loads[0].source)
             sig.emit(sig.tools_loaded, state.session_id, loaded)
 

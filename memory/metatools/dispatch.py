@@ -59,9 +59,14 @@ def dispatch(
 
 
 def mark_escape(state: SessionState, out: Outcome, escape: Escape | None) -> None:
-    """Record a load through an escape hatch as an ``escape`` event in the same changes."""
+    """Record a load through an escape hatch as an ``escape`` event in the same changes.
+
+    A query escape keeps its query in the detail (``load_tools query: book a flight``): the
+    words the model searched with are what ``history`` needs to show why the selection missed.
+    """
     if escape and out.added:
-        event = HistoryEvent(state.session_id, state.turn, "escape", detail=escape)
+        detail = f"{escape} query: {out.query}"[:500] if out.query else escape
+        event = HistoryEvent(state.session_id, state.turn, "escape", detail=detail)
         out.changes.events.append(event)
 
 

@@ -30,6 +30,7 @@ class Outcome:
     added: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
+    query: str | None = None
 
 
 def _bundle_members(registry: ToolRegistry, name: str) -> list[str] | None:
@@ -77,7 +78,7 @@ def load_tools(
     hard_max: int,
 ) -> Outcome:
     """Append the named tools, bundles' members and query matches to the loaded set."""
-    out = Outcome(Changes(), "")
+    out = Outcome(Changes(), "", query=request.query)
     wanted, unknown = _resolve_names(registry, state, request.names, out)
     if request.query:
         wanted += [c.name for c in search(request.query) if registry.is_allowed(c.name)]
@@ -122,12 +123,31 @@ def _load_text(
     return " ".join(parts)
 
 
+def _unload_names(registry: ToolRegistry, names: Sequence[str], loaded: set[str]) -> list[str]:
+    """``names`` with each bundle (or MCP server) name replaced by its loaded members and each
+    other spelling ``load_tools`` accepts (``mcp__server__tool``) by the tool's own name, so what
+    the model loaded by one name it can unload by the same one."""
+    out: list[str] = []
+    for name in names:
+        members = _bundle_members(registry, name)
+        if members is not None and name not in loaded:
+            out += [m for m in members if m in loaded] or [name]
+            continue
+        try:
+            spec = registry.resolve(name)
+        except (ToolNotAllowedError, UnknownToolError):
+            out.append(name)
+            continue
+        out.append(spec.name if spec.name in loaded else name)
+    return list(dict.fromkeys(out))
+
+
 def unload_tools(registry: ToolRegistry, state: SessionState, names: Sequence[str]) -> Outcome:
     """Remove tools from the loaded set; CORE, pinned and meta-tools refuse."""
     out = Outcome(Changes(), "")
     sources = {t.name: t.source for t in state.snapshot.loaded}
     missing: list[str] = []
-    for name in names:
+    for name in _unload_names(registry, names, set(sources)):
         if name in META_TOOL_NAMES or sources.get(name) in ALWAYS:
             out.refused.append(name)
             out.changes.events.append(_refuse(state, name, "core tools cannot be unloaded"))

@@ -48,7 +48,7 @@ def summarize(store: Store, session_id: str) -> SessionSummary:
     escapes: dict[str, int] = {}
     for event in store.history(session_id):
         if event.kind == "escape":
-            kind = event.detail or "escape"
+            kind = (event.detail or "escape").split(" query:", 1)[0]  # the hatch, not the query
             escapes[kind] = escapes.get(kind, 0) + 1
     turns = store.turns(session_id)
     return SessionSummary(
@@ -66,18 +66,35 @@ def summarize(store: Store, session_id: str) -> SessionSummary:
 
 
 def summary_lines(s: SessionSummary) -> list[str]:
-    """The closing summary, one figure per line."""
-    first = s.first_pass_turns / s.called_turns if s.called_turns else 1.0
+    """The closing summary, one figure per line.
+
+    A session whose history rows were dropped (``db prune``) has no turns to measure: it says
+    so instead of a perfect "1.00 (0 of 0 turns)".
+    """
     kinds = ", ".join(f"{k} {n}" for k, n in sorted(s.escapes.items())) or "none"
     changes = ", ".join(map(str, s.prefix_changes)) or "none"
-    recall = "n/a" if s.recall is None else f"{s.recall:.2f}"
     n = s.recorded_turns
     return [
-        f"first-pass recall: {first:.2f} ({s.first_pass_turns} of {s.called_turns} turns with "
-        f"tool calls had every tool loaded before the model acted); after recovery {recall}",
+        _first_pass_line(s),
         f"escapes: {sum(s.escapes.values())} ({kinds})",
         f"tool tokens: {s.tool_tokens:,} over {n} turns, {100 * s.token_share:.0f}% of eager "
-        f"({s.eager_tokens:,})",
+        f"({s.eager_tokens:,})"
+        if n
+        else "tool tokens: n/a (no turn rows stored)",
         f"prompt prefix changed at {len(s.prefix_changes)} of {max(n - 1, 0)} turn boundaries "
         f"(turns: {changes})",
     ]
+
+
+def _first_pass_line(s: SessionSummary) -> str:
+    if not s.called_turns:
+        return (
+            f"first-pass recall: n/a (no stored turn of the {s.turns} has tool calls; "
+            "`tooltray db prune` drops old history rows)"
+        )
+    recall = "n/a" if s.recall is None else f"{s.recall:.2f}"
+    return (
+        f"first-pass recall: {s.first_pass_turns / s.called_turns:.2f} ({s.first_pass_turns} "
+        f"of {s.called_turns} turns with tool calls had every tool loaded before the model "
+        f"acted); after recovery {recall}"
+    )

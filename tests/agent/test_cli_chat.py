@@ -104,10 +104,9 @@ def test_an_mcp_name_clash_says_to_pass_mcp_replace_which_resolves_it(
     mcp = f"{sys.executable} {MCP_SERVER}"
     args = ["chat", "--base-url", server.base_url, "--model", "m", "--db", db_url, "--catalog"]
     args += [str(_clashing_catalog(tmp_path)), "--script", str(script), "--mcp", mcp]
-    for extra in ([], ["--mcp-prefix"]):
-        clash = CliRunner().invoke(cli, [*args, *extra], env=env)
-        assert clash.exit_code == 2 and "pass --mcp-replace" in clash.output.lower()
-        assert len(clash.output.strip().splitlines()) == 1, clash.output
+    clash = CliRunner().invoke(cli, args, env=env)
+    assert clash.exit_code == 2 and "pass --mcp-replace" in clash.output.lower()
+    assert len(clash.output.strip().splitlines()) == 1, clash.output
     server.extend([call("reverse_text", {"text": "tooltray"}), say("yartloot")])
     out = CliRunner().invoke(cli, [*args, "--mcp-replace", "--format", "json"], env=env)
     assert out.exit_code == 0, out.output
@@ -132,6 +131,25 @@ def test_mcp_prefix_names_the_servers_tools_by_server(
     assert record["calls"][0]["result"] == "yartloot"
 
 
+def test_mcp_prefix_keeps_both_sides_of_a_clash(
+    server: ScriptedServer, db_url: str, tmp_path: Path, env: dict[str, str]
+) -> None:
+    """The catalog's reverse_text stays; the server's is callable as mathtext_reverse_text."""
+    script = tmp_path / "s.txt"
+    script.write_text("Reverse the word tooltray.\n")
+    server.extend([call("mathtext_reverse_text", {"text": "tooltray"}), say("yartloot")])
+    mcp = f"{sys.executable} {MCP_SERVER}"
+    args = ["chat", "--base-url", server.base_url, "--model", "m", "--db", db_url, "--catalog"]
+    args += [str(_clashing_catalog(tmp_path)), "--script", str(script), "--mcp", mcp]
+    out = CliRunner().invoke(cli, [*args, "--mcp-prefix", "--format", "json"], env=env)
+    assert out.exit_code == 0, out.output
+    record = json.loads(out.output.splitlines()[-1])
+    assert record["calls"][0]["tool"] == "mathtext_reverse_text"
+    assert record["calls"][0]["result"] == "yartloot"  # the server ran it
+    offered = server.tool_names(0)
+    assert "reverse_text" in offered and "mathtext_reverse_text" in offered
+
+
 def test_a_command_that_is_not_an_mcp_server_is_one_line(
     db_url: str, tmp_path: Path, env: dict[str, str]
 ) -> None:
@@ -140,5 +158,5 @@ def test_a_command_that_is_not_an_mcp_server_is_one_line(
     assert out.exit_code == 2
     assert out.output.strip().splitlines() == [
         "error: MCP server 'ls' did not start (Connection closed): check that the command runs "
-        "on its own and speaks MCP over stdio, e.g. --mcp 'uvx mcp-server-git'."
+        "on its own and speaks MCP over stdio, e.g. --mcp 'mcp-server-git --repository .'."
     ]

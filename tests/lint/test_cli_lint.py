@@ -77,11 +77,33 @@ def test_bad_input_is_one_line(warn_only: Path, tmp_path: Path) -> None:
     assert missing.exit_code == 2 and missing.output.count("\n") == 1
 
 
-def test_demo_catalog_with_the_embedder() -> None:
-    result = CliRunner().invoke(cli, ["catalog", "lint", "--format", "json"])
+def test_demo_catalog_with_the_embedder_cached_in_the_default_store(tmp_path: Path) -> None:
+    """Without --db the vectors go to the default store, and a second run reads them back."""
+    import sqlite3
+
+    from tooltray.memory.embedders.cache import clear_memo
+    from tooltray.tools.demo import load_demo_catalog
+
+    clear_memo()  # vectors another test left in this process's memo would never reach the store
+    env = {"TOOLTRAY_DB": f"sqlite:///{tmp_path / 'default.db'}"}
+    result = CliRunner().invoke(cli, ["catalog", "lint", "--format", "json"], env=env)
     assert result.exit_code == 0, result.output
     kinds = {row["kind"] for row in json.loads(result.output)}
     assert kinds <= {"near-duplicate", "boilerplate", "description", "parameter", "schema-size"}
+    with sqlite3.connect(tmp_path / "default.db") as db:
+        (cached,) = db.execute("SELECT COUNT(*) FROM embeddings").fetchone()
+    assert cached == len(load_demo_catalog()[0])
+    again = CliRunner().invoke(cli, ["catalog", "lint", "--format", "json"], env=env)
+    assert again.exit_code == 0 and again.output == result.output
+
+
+def test_an_unreadable_line_fails_the_run(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    good = {"name": "multiply", "description": "Multiply two numbers and return the product."}
+    path.write_text(json.dumps(good) + "\n{not json\n", encoding="utf-8")
+    result = _lint(path, "--no-embed", "--format", "csv")
+    assert result.exit_code == 1
+    assert "line 2: not valid JSON" in result.output
 
 
 def test_mcp_server_tools() -> None:
@@ -92,3 +114,19 @@ def test_mcp_server_tools() -> None:
     )
     assert result.exit_code == 0, result.output
     assert isinstance(json.loads(result.output), list)
+
+
+def test_a_terminal_sees_a_progress_bar_while_tools_embed(tmp_path: Path, write: Any) -> None:
+    rows = [
+        {"name": f"tool_{i}", "description": f"Do thing number {i} with the files."}
+        for i in range(4)
+    ]
+    path = write(tmp_path / "t.jsonl", rows)
+    env = {"TTY_COMPATIBLE": "1", "TOOLTRAY_DB": f"sqlite:///{tmp_path / 'cache.db'}"}
+    result = CliRunner().invoke(cli, ["catalog", "lint", "--catalog", str(path)], env=env)
+    assert result.exit_code == 0, result.output
+    assert "embedding 4 tools" in result.stderr
+    piped = CliRunner().invoke(
+        cli, ["catalog", "lint", "--catalog", str(path)], env={**env, "TTY_COMPATIBLE": "0"}
+    )
+    assert "embedding" not in piped.stderr

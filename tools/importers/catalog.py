@@ -11,6 +11,9 @@ Format (``tools.jsonl``, UTF-8, blank lines ignored), one object per line:
 ``tags``               optional list of strings; ``priority`` int; ``pinned`` bool
 =====================  =========================================================================
 
+A file that is one JSON document (an OpenAI ``tools=`` array, an Anthropic ``tools`` array, an
+MCP ``tools/list`` result) is read by :mod:`tooltray.tools.importers.arrays` instead.
+
 An optional ``bundles.json`` next to the file maps group names to one-line descriptions:
 ``{"GorillaFileSystem": "Files and folders: ls, cd, cat, ..."}``. Every key must be a group used
 in the file, and must agree with any ``bundle_description`` given inline.
@@ -30,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from tooltray.tools.errors import DuplicateToolError, ToolSpecError, shown
+from tooltray.tools.importers.arrays import read_tool_array, tool_array
 from tooltray.tools.importers.build import make_spec
 from tooltray.tools.names import match_key, sanitize_name
 from tooltray.tools.spec import Bundle, ToolSpec, check_name
@@ -41,7 +45,8 @@ FIELDS = frozenset(
 BUNDLES_FILE = "bundles.json"
 EXPECTED = (
     "a catalog is a UTF-8 tools.jsonl file with one JSON tool per line, e.g. "
-    '{"name": "get_weather", "description": "...", "parameters": {}, "group": "weather"}.'
+    '{"name": "get_weather", "description": "...", "parameters": {}, "group": "weather"}, '
+    "or one JSON document: an OpenAI or Anthropic tools array, or an MCP tools/list result."
 )
 
 
@@ -226,6 +231,9 @@ def read_catalog(
             f"Cannot read catalog {file}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at "
             f"offset {exc.start}); {EXPECTED}"
         ) from None
+    items = tool_array(text)
+    if items is not None:
+        return Catalog(tools=read_tool_array(file, items, source), path=file)
     reader = _Reader(file, sanitize, source)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)

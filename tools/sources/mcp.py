@@ -246,6 +246,20 @@ class MCPSource:
         run.__name__ = name
         return run
 
+    def rename(self, names: Mapping[str, str]) -> None:
+        """Register the tools ``names`` maps (registered name -> new name) under new names.
+
+        A caller keeping a catalog tool beside a same-named server tool gives the server's one
+        a name the registry does not strip to the catalog's (``git_git_status``), since
+        ``mcp__git__git_status`` and ``git_status`` resolve as one tool.
+        """
+        for i, spec in enumerate(self.specs):
+            new = names.get(spec.name)
+            if new is not None:
+                renamed = ToolSpec.model_validate({**spec.model_dump(), "name": new})
+                self._names[new] = self._names.pop(spec.name, spec.name)
+                self.specs[i] = renamed
+
     def register(self, registry: ToolRegistry) -> list[ToolSpec]:
         """Start if needed, then add every tool to ``registry`` with an executor; return specs."""
         self.start()

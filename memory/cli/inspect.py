@@ -1,0 +1,174 @@
+"""``tooltray sessions``, ``tooltray show SESSION`` and ``tooltray explain "MESSAGE"``.
+
+See what tooltray holds and why without SQL: the stored sessions; one session's loaded tools
+(with why each loaded, its score and last use), its bundle menu and the prompt prefix it would
+send now; and what a message would load on a session, as a dry run that writes nothing (see
+:mod:`tooltray.memory.cli.dryrun`). They are clients: they read the store through its protocol
+and ask the planner, never the database tables directly.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from tooltray.memory.cli.db import emit, store_url
+from tooltray.memory.cli.options import DB_OPTION, format_option
+
+if TYPE_CHECKING:
+    from tooltray.memory.cli.dryrun import DryStore
+    from tooltray.memory.config import Settings
+    from tooltray.memory.store.records import LoadedTool
+
+CATALOG_OPTION = click.option(
+    "--catalog",
+    "catalog",
+    default=None,
+    metavar="FILE",
+    help="The agent's tools: tools.jsonl or a .py with build_registry() (default: the demo's).",
+)
+LOADED_COLUMNS = ["position", "tool", "source", "score", "loaded_turn", "last_used_turn"]
+LOADED_COLUMNS += ["fallback"]
+
+
+def open_store(db: str | None) -> DryStore:
+    """The store at ``--db`` behind a view that writes nothing; a missing one is refused."""
+    from tooltray.memory.cli.dryrun import DryStore
+    from tooltray.memory.store import Store
+    from tooltray.memory.store.probe import probe
+    from tooltray.memory.store.url import display_url
+    from tooltray.tools.errors import StoreError
+
+    url = store_url(db)
+    if probe(url).kind == "empty":
+        raise StoreError(f"no tooltray database at {display_url(url)}: check --db / TOOLTRAY_DB")
+    return DryStore(Store(url))
+
+
+def settings_for(db: str | None, catalog: str | None) -> Settings:
+    """The settings the agent runs with; the demo catalog brings the demo's skills folder."""
+    from tooltray.memory.config import Settings
+    from tooltray.tools.demo import demo_skills_dir
+
+    settings = Settings(db=store_url(db))
+    if catalog is None and settings.skills_dir is None:
+        settings = settings.model_copy(update={"skills_dir": demo_skills_dir()})
+    return settings
+
+
+def known_session(store: DryStore, session: str) -> None:
+    """Refuse a session the store does not hold, naming how to list them."""
+    from tooltray.tools.errors import StoreError, shown
+
+    if store.snapshot(session) is None:
+        raise StoreError(
+            f"no session {shown(session)} in this store: list them with `tooltray sessions`"
+        )
+
+
+@click.command("sessions")
+@DB_OPTION
+@format_option()
+def sessions_command(db: str | None, fmt: str) -> None:
+    """List the stored sessions, most recently updated first."""
+    store = open_store(db)
+    try:
+        rows = [
+            [s.session_id, s.turn, s.status, s.loaded_count, s.created_at, s.updated_at]
+            for s in store.sessions()
+        ]
+    finally:
+        store.close()
+    columns = ["session", "turns", "status", "loaded", "created_at", "updated_at"]
+    emit(columns, rows, fmt, title="sessions")
+
+
+def _loaded_rows(tools: tuple[LoadedTool, ...] | list[LoadedTool]) -> list[list[Any]]:
+    return [
+        [t.position, t.name, t.source, _round(t.score), t.loaded_turn, t.last_used_turn, t.fallback]
+        for t in tools
+    ]
+
+
+def _round(score: float | None) -> float | None:
+    return None if score is None else round(score, 3)
+
+
+@click.command("show")
+@click.argument("session")
+@DB_OPTION
+@CATALOG_OPTION
+@format_option("table: the loaded tools, then the menu and prefix; csv: the loaded tools only.")
+def show_command(session: str, db: str | None, catalog: str | None, fmt: str) -> None:
+    """A session's loaded tools (source, score, last use), its bundle menu and prompt prefix."""
+    from tooltray.memory.cli.chat import load_registry
+    from tooltray.memory.cli.dryrun import dry_planner, session_state
+    from tooltray.memory.core.views import selected_view
+
+    store = open_store(db)
+    try:
+        known_session(store, session)
+        state = session_state(store, session)
+        planner = dry_planner(load_registry(catalog), settings_for(db, catalog), store)
+        view = selected_view(state, planner.settings, planner.registry, planner)
+        menu = planner.menu() if state.selection_mode != "all" else ""
+    finally:
+        store.close()
+    rows = _loaded_rows(state.snapshot.loaded)
+    if fmt == "json":
+        shown = {"session": session, "turn": state.turn, "status": state.snapshot.status}
+        shown |= {"loaded": [dict(zip(LOADED_COLUMNS, r, strict=True)) for r in rows]}
+        shown |= {"menu": menu, "prefix": view.system_prefix, "prefix_hash": view.prefix_hash}
+        shown |= {"tool_tokens": view.tool_tokens, "eager_tokens": view.eager_tokens}
+        click.echo(json.dumps(shown, indent=2, default=str, ensure_ascii=False))
+        return
+    emit(LOADED_COLUMNS, rows, fmt, title=f"session {session}: loaded tools at turn {state.turn}")
+    if fmt == "table":
+        click.echo(
+            f"\nprompt prefix ({view.prefix_hash[:12]}; tools {view.tool_tokens} of "
+            f"{view.eager_tokens} eager tokens):\n{view.system_prefix}"
+        )
+
+
+@click.command("explain")
+@click.argument("message")
+@click.option("--session", "session", default=None, help="Explain the message on this session.")
+@DB_OPTION
+@CATALOG_OPTION
+@format_option()
+def explain_command(
+    message: str, session: str | None, db: str | None, catalog: str | None, fmt: str
+) -> None:
+    """What MESSAGE would load (a dry run: nothing is written), with every score and the bar.
+
+    Without --session, or on a session that has not selected yet, it is a session start; on a
+    selected session it is the growth of its next turn (earlier messages are not stored, so
+    MESSAGE alone is scored).
+    """
+    from tooltray.memory.cli.chat import load_registry
+    from tooltray.memory.cli.dryrun import Explained, dry_planner, explain, session_state
+    from tooltray.tools.errors import ConfigError
+
+    if not message.strip():
+        raise ConfigError(
+            'MESSAGE is empty: give the user message to explain, e.g. "book a flight"'
+        )
+    store = open_store(db)
+    try:
+        if session is not None:
+            known_session(store, session)
+        state = session_state(store, session)
+        planner = dry_planner(load_registry(catalog), settings_for(db, catalog), store)
+        phase, rows = explain(planner, state, message)
+    finally:
+        store.close()
+    columns = [f.name for f in dataclasses.fields(Explained)]
+    records = [list(dataclasses.asdict(r).values()) for r in rows]
+    title = {"start": "session start", "growth": "next turn's growth", "all": "every tool fits"}
+    emit(columns, records, fmt, title=f"{title[phase]}: {message[:80]}")
+
+
+COMMANDS: list[click.Command] = [sessions_command, show_command, explain_command]

@@ -1,0 +1,111 @@
+"""``sessions``, ``show``, ``explain`` and ``history`` show a session without SQL; ``explain`` is
+a dry run that leaves the database file byte for byte as it was."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tooltray.memory.cli.main import cli
+from tooltray.memory.store import Store
+
+
+def _run(*args: str) -> str:
+    result = CliRunner().invoke(cli, list(args))
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+@pytest.fixture(scope="module")
+def demo_db(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A store holding demo-1 after 4 turns (turn 4 escapes with a load_tools query)."""
+    url = f"sqlite:///{tmp_path_factory.mktemp('inspect') / 'demo.db'}"
+    _run("demo", "--db", url, "--turns", "4")
+    return url
+
+
+def _files(url: str) -> dict[str, bytes]:
+    folder = Path(url.removeprefix("sqlite:///")).parent
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if ".db" in p.name}
+
+
+def test_sessions_lists_the_stored_ones(demo_db: str) -> None:
+    rows = json.loads(_run("sessions", "--db", demo_db, "--format", "json"))
+    assert [(r["session"], r["turns"], r["status"]) for r in rows] == [("demo-1", 4, "active")]
+    with Store(demo_db) as store:
+        assert rows[0]["loaded"] == len(store.snapshot("demo-1").loaded)  # type: ignore[union-attr]
+
+
+def test_show_gives_the_loaded_tools_menu_and_prefix(demo_db: str) -> None:
+    shown = json.loads(_run("show", "demo-1", "--db", demo_db, "--format", "json"))
+    with Store(demo_db) as store:
+        snapshot = store.snapshot("demo-1")
+    assert snapshot is not None
+    assert [t["tool"] for t in shown["loaded"]] == [t.name for t in snapshot.loaded]
+    assert {t["source"] for t in shown["loaded"]} >= {"core", "escape"}
+    assert any(t["last_used_turn"] for t in shown["loaded"])
+    assert "- weather (7 tools): " in shown["menu"] and shown["menu"] in shown["prefix"]
+    assert shown["tool_tokens"] < shown["eager_tokens"]
+    table = list(
+        csv.reader(io.StringIO(_run("show", "demo-1", "--db", demo_db, "--format", "csv")))
+    )
+    assert table[0][:3] == ["position", "tool", "source"] and len(table) == len(snapshot.loaded) + 1
+    assert "prompt prefix (" in _run("show", "demo-1", "--db", demo_db)
+
+
+def test_explain_is_a_dry_run_with_scores_and_the_bar(demo_db: str) -> None:
+    before = _files(demo_db)
+    message = "Will it rain in Oslo tomorrow? Also push my branch."
+    rows = json.loads(
+        _run("explain", message, "--session", "demo-1", "--db", demo_db, "--format", "json")
+    )
+    fresh = json.loads(
+        _run("explain", "what's the weather in Oslo tomorrow?", "--db", demo_db, "--format", "json")
+    )
+    assert _files(demo_db) == before  # nothing written: not a row, not a cached vector
+    assert all(r["bar"] is not None and r["fused"] is not None for r in rows)
+    assert any(r["decision"] == "loaded already" for r in rows)
+    weather = [r for r in fresh if r["bundle"] == "weather" and r["decision"].startswith("loads")]
+    assert weather and all(r["score"] >= r["bar"] for r in weather)
+    below = [r for r in fresh if r["decision"] == "below the bar"]
+    assert below and all(r["score"] < r["bar"] for r in below)
+    with Store(demo_db) as store:
+        assert [s.session_id for s in store.sessions()] == ["demo-1"]
+
+
+def test_history_shows_a_query_escapes_query(demo_db: str) -> None:
+    out = _run("history", "demo-1", "--db", demo_db, "--format", "csv")
+    assert "load_tools query: look up Dana's email address" in out
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["show", "nope"],
+        ["explain", "hello", "--session", "nope"],
+        ["explain", "  "],
+    ],
+)
+def test_bad_arguments_get_one_line(demo_db: str, args: list[str]) -> None:
+    result = CliRunner().invoke(cli, [*args, "--db", demo_db])
+    assert result.exit_code != 0
+    assert result.stdout == "" and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_missing_store_is_refused_and_not_created(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'none.db'}"
+    result = CliRunner().invoke(cli, ["sessions", "--db", url])
+    assert result.exit_code == 2 and "no tooltray database" in result.output
+    assert not (tmp_path / "none.db").exists()
+
+
+def test_log_level_switch_logs_selection(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'v.db'}"
+    result = CliRunner().invoke(cli, ["--log-level", "info", "demo", "--db", url, "--turns", "1"])
+    assert result.exit_code == 0
+    assert "INFO tooltray: demo-1 turn 1 selected: " in result.stderr
