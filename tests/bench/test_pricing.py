@@ -91,10 +91,10 @@ def test_peers_make_one_search_per_needed_tool_and_the_oracle_never_changes() ->
     cost = peers.priced([played])
     for profile in ("price", "latency"):
         assert cost[profile]["oracle/eager"] < 1.0
-    eager_calls = eager.transcript.calls
-    assert [pricing.split(a.prompt, b.prompt)[0] for a, b in zip(eager_calls, eager_calls[1:])] == [
-        sum(s.tokens for s in a.prompt) for a in eager_calls[:-1]
-    ]  # eager: every later call re-uses the whole previous prompt
+    calls = eager.transcript.calls  # eager: every later call re-uses the whole previous prompt
+    pairs = zip(calls, calls[1:], strict=False)
+    reused = [pricing.split(a.prompt, b.prompt)[0] for a, b in pairs]
+    assert reused == [sum(s.tokens for s in a.prompt) for a in calls[:-1]]
 
 
 def test_real_search_runs_pydantic_ais_keyword_search() -> None:
