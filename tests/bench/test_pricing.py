@@ -105,3 +105,20 @@ def test_real_search_runs_pydantic_ais_keyword_search() -> None:
     played = peers.play_all(conv, registry, "text", "Be helpful.", [[], [], []])
     assert played["real_search"].misses == 0
     assert len(layout.system_segments("head\n\nTools:\nx\nhint", "Tools:\nx\nhint")) == 4
+
+
+def test_small_catalogs_give_each_conversation_only_its_own_api_classes() -> None:
+    data = Path(__file__).resolve().parents[3] / "shared" / "data"
+    if not (data / "bfcl_multiturn" / "queries.dev.jsonl").is_file():
+        pytest.skip(f"the bfcl_multiturn dev split is not at {data}")
+    registry, names = corpora.load_registry(data, "bfcl_small")
+    convs = corpora.load_conversations(data, "bfcl_small", names)
+    small = corpora.registries("bfcl_small", registry, convs)
+    for conv in convs:
+        own = small[conv.id]
+        classes = {s.bundle for s in own.allowed()}
+        assert classes == corpora.classes_of(registry, conv)
+        assert all(g in {s.name for s in own.allowed()} for t in conv.turns for g in t.gold)
+    sizes = {len(r.allowed()) for r in small.values()}
+    assert len(registry.allowed()) > max(sizes) and min(sizes) >= 17
+    assert corpora.registries("bfcl_multiturn", registry, convs)[convs[0].id] is registry
