@@ -6,6 +6,13 @@ calls: ``{"id", "query", "gold", "turns"}`` where ``turns`` holds every earlier 
 messages of a turn are therefore built from its own ``turns`` field, never from the replayed
 neighbours. Conversation ids are ``<conv>_t<turn>`` when the id says so, else the conversation is
 named by its first user message and the turn is the number of earlier messages.
+
+Per-conversation small catalogs (``bfcl_small``): the bfcl_multiturn dev split, each
+conversation served only its own API classes, as BFCL itself serves them. The shared data records
+a tool's class as its ``group`` and a conversation's calls as ``gold``, so a conversation's
+classes are the groups of every gold tool of every one of its turns (17 distinct class sets over
+the dev split's 121 conversations, 17-40 tools each); :func:`registries` gives each conversation
+the registry of its own classes.
 """
 
 from __future__ import annotations
@@ -21,6 +28,8 @@ from tooltray.tools.importers.catalog import read_catalog
 from tooltray.tools.registry import ToolRegistry
 
 PLACEHOLDER = "(done)"
+SMALL = {"bfcl_small": "bfcl_multiturn"}
+"""Corpora of per-conversation small catalogs, and the corpus each is cut from."""
 _TURN_ID = re.compile(r"^(?P<conv>.+)_t(?P<turn>\d+)$")
 
 
@@ -64,7 +73,7 @@ def load_registry(data: Path, corpus: str) -> tuple[ToolRegistry, dict[str, str]
     """The corpus registry (group = bundle) and original -> registered tool names."""
     if corpus == "demo":
         return demo_registry(), {}
-    path = data / corpus / "tools.jsonl"
+    path = data / SMALL.get(corpus, corpus) / "tools.jsonl"
     if not path.is_file():
         raise FileNotFoundError(f"{path} is missing: pass --data DIR holding {corpus}/tools.jsonl.")
     catalog = read_catalog(path, sanitize=True, source=corpus)
@@ -80,7 +89,9 @@ def load_conversations(
         return [demo_conversation()]
     names = names or {}
     by_conv: dict[str, dict[int, Turn]] = {}
-    for line in (data / corpus / "queries.dev.jsonl").read_text("utf-8").splitlines():
+    for line in (
+        (data / SMALL.get(corpus, corpus) / "queries.dev.jsonl").read_text("utf-8").splitlines()
+    ):
         if not line.strip():
             continue
         row = json.loads(line)
@@ -92,6 +103,35 @@ def load_conversations(
         Conversation(c, tuple(by_conv[c][k] for k in sorted(by_conv[c])))
         for c in sorted(by_conv, key=natural_key)
     ]
+
+
+def registries(
+    corpus: str, registry: ToolRegistry, convs: list[Conversation]
+) -> dict[str, ToolRegistry]:
+    """The registry each conversation sees: the corpus's, or (small catalogs) its own classes'."""
+    if corpus not in SMALL:
+        return {c.id: registry for c in convs}
+    by_classes: dict[frozenset[str], ToolRegistry] = {}
+    out = {}
+    for conv in convs:
+        classes = classes_of(registry, conv)
+        if classes not in by_classes:
+            by_classes[classes] = small_registry(registry, classes)
+        out[conv.id] = by_classes[classes]
+    return out
+
+
+def classes_of(registry: ToolRegistry, conv: Conversation) -> frozenset[str]:
+    """The API classes (bundles) of every gold tool of ``conv``."""
+    specs = (registry.get(g) for turn in conv.turns for g in turn.gold)
+    return frozenset(s.bundle for s in specs if s is not None and s.bundle)
+
+
+def small_registry(registry: ToolRegistry, classes: frozenset[str]) -> ToolRegistry:
+    """A registry holding only the tools (and bundle descriptions) of ``classes``."""
+    tools = [e.spec for e in registry.catalog.entries() if e.spec.bundle in classes]
+    bundles = [b for name, b in registry.catalog.bundle_info().items() if name in classes]
+    return ToolRegistry(tools, bundles=bundles)
 
 
 def demo_conversation() -> Conversation:

@@ -40,13 +40,23 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from corpora import Conversation, Turn, load_conversations, load_registry, messages_for  # noqa: E402
+import peers  # noqa: E402
+from corpora import (  # noqa: E402
+    Conversation,
+    Turn,
+    load_conversations,
+    load_registry,
+    messages_for,
+    registries,
+)
+from layout import view_prefix  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from tooltray.events import ToolUsed, TurnCompleted, emit, tool_used, turn_completed  # noqa: E402
 from tooltray.memory.config import Settings  # noqa: E402
 from tooltray.memory.core.planner import Planner  # noqa: E402
+from tooltray.memory.core.prompt import PromptView  # noqa: E402
 from tooltray.memory.core.trinket import ToolLoaderTrinket  # noqa: E402
 from tooltray.memory.eval.recall import evaluate_store  # noqa: E402
 from tooltray.memory.metatools.specs import FALLBACK, LOAD_TOOLS  # noqa: E402
@@ -88,6 +98,7 @@ class TurnResult:
     loaded_end: list[str]
     prefixes: list[str] = field(default_factory=list)
     escape_kinds: list[str] = field(default_factory=list)
+    calls: list[list[Any]] = field(default_factory=list)
 
 
 # ----- one turn ------------------------------------------------------------------------------
@@ -100,26 +111,29 @@ def _bundle_of(trinket: ToolLoaderTrinket, tool: str) -> str | None:
 
 def _recover(
     trinket: ToolLoaderTrinket, sid: str, turn: Turn, tool: str, tried: set[str]
-) -> list[str]:
+) -> tuple[str, str]:
     """The simulated model's next escape for ``tool``: a query, its bundle, then fallback.
 
     It never names a tool it was not shown: first ``load_tools`` with the user's request as the
     query, then the bundle the menu lists for it (native path: the menu is in the prompt), then
-    ``fallback``. Returns the escape kinds it used (one per call).
+    ``fallback``. Returns the escape's kind and the meta-tool's answer (one call each).
     """
     if "query" not in tried:
         tried.add("query")
-        trinket.handle_meta(sid, LOAD_TOOLS, {"query": turn.query})
-        return ["query"]
+        return "query", trinket.handle_meta(sid, LOAD_TOOLS, {"query": turn.query})
     bundle = _bundle_of(trinket, tool)
     native = trinket.settings.path in NATIVE_PATHS
     if native and bundle and f"bundle:{bundle}" not in tried:
         tried.add(f"bundle:{bundle}")
-        trinket.handle_meta(sid, LOAD_TOOLS, {"tools": [bundle]})
-        return ["bundle"]
+        return "bundle", trinket.handle_meta(sid, LOAD_TOOLS, {"tools": [bundle]})
     tried.add("fallback")
-    trinket.handle_meta(sid, FALLBACK, {"reason": "the tool I need is not listed"})
-    return ["fallback"]
+    reason = {"reason": "the tool I need is not listed"}
+    return "fallback", trinket.handle_meta(sid, FALLBACK, reason)
+
+
+def _call(kind: str, detail: str, view: PromptView) -> list[Any]:
+    """One model call for pricing: its kind, its tool or answer, the prefix it was sent."""
+    return [kind, detail, [[s.key, s.tokens] for s in view_prefix(view)]]
 
 
 def run_turn(
@@ -133,17 +147,22 @@ def run_turn(
     start = view
     prefixes = [view.prefix_hash]
     escapes, not_callable, tried, kinds = 0, [], set(), []
+    calls: list[list[Any]] = []
     for tool in gold:
         while tool not in view.loaded and "fallback" not in tried:
-            kinds += _recover(trinket, session_id, turn, tool, tried)
+            kind, answer = _recover(trinket, session_id, turn, tool, tried)
+            calls.append(_call("escape", answer, view))
+            kinds.append(kind)
             escapes += 1
             view = trinket.prepare(session_id, messages)
             prefixes.append(view.prefix_hash)
         if tool not in view.loaded:
             not_callable.append(tool)
+        calls.append(_call("tool", tool, view))
         emit(tool_used, session_id, ToolUsed(tool=tool, turn=view.turn))
         view = trinket.prepare(session_id, messages)
         prefixes.append(view.prefix_hash)
+    calls.append(_call("final", "", view))
     emit(turn_completed, session_id, TurnCompleted(turn=view.turn))
     return TurnResult(
         conv=conv.id,
@@ -160,6 +179,7 @@ def run_turn(
         loaded_end=list(view.loaded),
         prefixes=prefixes,
         escape_kinds=kinds,
+        calls=calls,
     )
 
 
@@ -203,6 +223,25 @@ def replay_continuous(
     """One trinket over one store for every conversation."""
     with open_trinket(registry, url, settings) as trinket:
         return replay_into(trinket, convs)
+
+
+def replay_each_registry(
+    registry_of: dict[str, ToolRegistry],
+    convs: Sequence[Conversation],
+    url: str,
+    settings: dict[str, Any],
+) -> list[TurnResult]:
+    """Conversations in order on one store, each through a trinket over its own registry
+    (per-conversation catalogs); consecutive conversations sharing a registry share a trinket."""
+    out: list[TurnResult] = []
+    run: list[Conversation] = []
+    for conv in [*convs, None]:
+        if run and (conv is None or registry_of[conv.id] is not registry_of[run[0].id]):
+            out += replay_continuous(registry_of[run[0].id], run, url, settings)
+            run = []
+        if conv is not None:
+            run.append(conv)
+    return out
 
 
 def replay_restart(
@@ -255,9 +294,16 @@ def worker(
 class Stores:
     """SQLite files in one folder: a template holding only the catalog's embeddings, and copies."""
 
-    def __init__(self, folder: Path, registry: ToolRegistry, settings: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        registry: ToolRegistry,
+        settings: dict[str, Any],
+        registry_of: dict[str, ToolRegistry] | None = None,
+    ) -> None:
         self.folder = folder
         self.registry = registry
+        self.registry_of = registry_of or {}
         self.settings = settings
         self.n = 0
         self.template = self.fresh_path()
@@ -286,15 +332,20 @@ class Stores:
     def with_history(self, past: Sequence[Conversation]) -> Path:
         """A copy of the template with ``past`` replayed into it."""
         target = self.copy()
-        replay_continuous(self.registry, past, self.url(target), self.settings)
+        self.replay(past, self.url(target))
         return target
+
+    def replay(self, convs: Sequence[Conversation], url: str) -> list[TurnResult]:
+        """``convs`` in order on the store at ``url``, each over the registry it sees."""
+        registry_of = {c.id: self.registry_of.get(c.id, self.registry) for c in convs}
+        return replay_each_registry(registry_of, convs, url, self.settings)
 
     def measure_each(self, convs: Sequence[Conversation], base: Path) -> list[TurnResult]:
         """Each conversation on its own copy of ``base`` (its history never leaks to the next)."""
         out = []
         for conv in convs:
             target = self.copy(base)
-            out += replay_continuous(self.registry, [conv], self.url(target), self.settings)
+            out += self.replay([conv], self.url(target))
             target.unlink()
         return out
 
@@ -333,7 +384,7 @@ def replay_oracle(stores: Stores, convs: Sequence[Conversation], k: int) -> list
 
 def replay_online(stores: Stores, convs: Sequence[Conversation]) -> list[TurnResult]:
     """Every conversation in order on one store whose history grows."""
-    return replay_continuous(stores.registry, convs, stores.url(stores.copy()), stores.settings)
+    return stores.replay(convs, stores.url(stores.copy()))
 
 
 # ----- metrics -------------------------------------------------------------------------------
@@ -466,6 +517,32 @@ def table(title: str, rows: dict[str, dict[str, Any]]) -> Table:
     return out
 
 
+def cost_table(title: str, rows: dict[str, dict[str, Any]]) -> Table:
+    """One row per run and profile: session cost against eager, the oracle and the peers."""
+    out = Table(title=title)
+    cols = ["run", "profile", "tooltray/eager", "tooltray/oracle", "perfect-search/eager"]
+    cols += ["real-search/eager", "oracle/eager", "1st-pass", "escapes/turn", "prefix chg/sess"]
+    for c in cols:
+        out.add_column(c, justify="left" if c in ("run", "profile") else "right")
+    for name, res in rows.items():
+        m, cost = res["metrics"], res.get("cost")
+        for profile in ("price", "latency") if cost else ():
+            c = cost[profile]
+            out.add_row(
+                name,
+                profile,
+                f"{c['tooltray/eager']:.3f}",
+                f"{c['tooltray/oracle']:.2f}x",
+                f"{c['perfect_search/eager']:.3f}",
+                f"{c['real_search/eager']:.3f}",
+                f"{c['oracle/eager']:.3f}",
+                f"{m['first_pass_recall_turn']:.3f}",
+                f"{m['escape_rate_per_turn']:.3f}",
+                f"{m['prefix_changes_per_session']:.2f}",
+            )
+    return out
+
+
 def learning_curve(results: Sequence[TurnResult], menu: int, window: int) -> dict[str, list[float]]:
     """Per conversation in replay order: first-pass recall and tokens+menu / eager, rolling."""
     by_conv: dict[str, list[TurnResult]] = {}
@@ -516,8 +593,32 @@ def _result(
         "metrics": m,
         "targets": verdict(m),
         "seconds": round(secs, 1),
-        "per_turn": [asdict(r) for r in runs],
+        "per_turn": [{k: v for k, v in asdict(r).items() if k != "calls"} for r in runs],
     }
+
+
+def session_costs(
+    results: Sequence[TurnResult],
+    convs: Sequence[Conversation],
+    stores: Stores,
+) -> dict[str, Any]:
+    """Every replayed session priced beside eager, the oracle and the search peers (peers.py)."""
+    calls: dict[str, list[list[list[Any]]]] = {}
+    for r in results:
+        calls.setdefault(r.conv, []).append(r.calls)
+    instructions = Settings(db="sqlite://").instructions
+    played = [
+        peers.play_all(
+            c,
+            stores.registry_of.get(c.id, stores.registry),
+            stores.settings["path"],
+            instructions,
+            calls[c.id],
+        )
+        for c in convs
+        if c.id in calls
+    ]
+    return peers.priced(played)
 
 
 def run_corpus(
@@ -539,7 +640,7 @@ def run_corpus(
     for path in opts.paths:
         settings = base_settings(path, **opts.overrides)
         (folder / corpus).mkdir(exist_ok=True)
-        stores = Stores(folder / corpus, registry, settings)
+        stores = Stores(folder / corpus, registry, settings, registries(corpus, registry, convs))
         menu = stores.menu_tokens
         histories = (
             ["none"] * (not opts.no_cold) + ["past-split"] * opts.past_split + ["past"] * bool(past)
@@ -548,9 +649,9 @@ def run_corpus(
         for history in histories:
             start = time.perf_counter()
             results = play(history, stores, convs, past, opts.folds)
-            runs[f"{corpus}/{path}/{history}"] = _result(
-                results, menu, settings, time.perf_counter() - start
-            )
+            key = f"{corpus}/{path}/{history}"
+            runs[key] = _result(results, menu, settings, time.perf_counter() - start)
+            runs[key]["cost"] = session_costs(results, convs, stores)
             if opts.online and history in ("online", "none"):
                 label = "history grows" if history == "online" else "no history"
                 curves[f"{corpus}/{path}, {label}"] = learning_curve(results, menu, opts.window)
@@ -630,11 +731,9 @@ def run_args(data_dir: Path, out_dir: Path, opts: argparse.Namespace) -> dict[st
             runs, c = run_corpus(data_dir, corpus, Path(tmp), opts)
             out["runs"].update(runs)
             curves.update(c)
-            console.print(
-                table(
-                    f"session replay: {corpus}", {k: v for k, v in runs.items() if "metrics" in v}
-                )
-            )
+            measured = {k: v for k, v in runs.items() if "metrics" in v}
+            console.print(table(f"session replay: {corpus}", measured))
+            console.print(cost_table(f"session cost: {corpus}", measured))
     if curves:
         out["curves"] = curves
         plot_curves(curves, out_dir / "session_learning.png")

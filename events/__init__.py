@@ -12,6 +12,7 @@ from tooltray.events.payloads import (
     ToolsUnloaded,
     ToolUsed,
     TurnCompleted,
+    Usage,
     turn_from_message_count,
 )
 from tooltray.events.signals import (
@@ -44,6 +45,7 @@ __all__ = [
     "ToolsRegistered",
     "ToolsUnloaded",
     "TurnCompleted",
+    "Usage",
     "context_compacted",
     "emit",
     "escape_hatch",

@@ -20,14 +20,31 @@ def turn_from_message_count(message_count: int) -> int:
     return (message_count + 1) // 2
 
 
+class Usage(_Payload):
+    """What the provider reported for a turn's model calls, summed over them.
+
+    OpenAI Chat Completions: ``cached_input_tokens`` = ``prompt_tokens_details.cached_tokens``,
+    ``uncached_input_tokens`` = ``prompt_tokens`` minus those, ``output_tokens`` =
+    ``completion_tokens``. Anthropic: ``cache_read_input_tokens``, ``input_tokens`` +
+    ``cache_creation_input_tokens``, ``output_tokens``. A session's cost is then a SQL sum over
+    the ``turns`` table.
+    """
+
+    cached_input_tokens: int = Field(default=0, ge=0)
+    uncached_input_tokens: int = Field(default=0, ge=0)
+    output_tokens: int = Field(default=0, ge=0)
+
+
 class TurnCompleted(_Payload):
     """Emitted by the agent when a user turn is finished (the model answered).
 
-    Give ``turn`` directly, or ``message_count`` and the turn is derived from it.
+    Give ``turn`` directly, or ``message_count`` and the turn is derived from it. ``usage``
+    (optional) is the provider's reported token usage for the turn, stored with it.
     """
 
     turn: int = Field(default=0, ge=0)
     message_count: int | None = Field(default=None, ge=0)
+    usage: Usage | None = None
 
     @model_validator(mode="after")
     def _derive(self) -> TurnCompleted:

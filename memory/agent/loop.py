@@ -21,8 +21,10 @@ from typing import TYPE_CHECKING, Any
 
 from tooltray.events import payloads as p
 from tooltray.events import signals as sig
+from tooltray.events.payloads import Usage
 from tooltray.memory.agent.calls import CallRunner, ToolCall
 from tooltray.memory.agent.textcalls import is_result_message, parse_tool_calls, result_message
+from tooltray.memory.agent.usage import add, usage_of
 from tooltray.memory.core.prompt import PromptView
 from tooltray.tools.errors import ConfigError, ModelError, TooltrayError
 
@@ -121,6 +123,7 @@ class Agent:
         self.max_steps = max_steps
         self.request_options = dict(request_options or {})
         self.runner = CallRunner(trinket, native=self.path != "text")
+        self._usage: Usage | None = None  # the provider's reported usage for the current turn
 
     @property
     def native(self) -> bool:
@@ -156,6 +159,7 @@ class Agent:
         """Run one user turn to a final answer (or ``max_steps``); ``messages`` is the history."""
         history = [*messages, {"role": "user", "content": user}]
         result = TurnResult(session_id, 0, "", messages=[history[-1]])
+        self._usage = None
         for step in range(self.max_steps):
             view = self._prepare(session_id, history)
             result.views.append(view)
@@ -210,6 +214,7 @@ class Agent:
                 f"The model request at step {step} failed: {type(exc).__name__}: {exc}. "
                 "Check the server URL, the model name and that the server is running."
             ) from exc
+        self._usage = add(self._usage, usage_of(response))
         if not getattr(response, "choices", None):
             raise ModelError(f"The model returned no choices at step {step}: {response!r:.200}")
         message = response.choices[0].message
@@ -241,6 +246,7 @@ class Agent:
 
     def _completed(self, session_id: str, turn: int) -> None:
         try:
-            sig.emit(sig.turn_completed, session_id, p.TurnCompleted(turn=turn))
+            done = p.TurnCompleted(turn=turn, usage=self._usage)
+            sig.emit(sig.turn_completed, session_id, done)
         except TooltrayError as exc:
             log.error("tooltray turn-completed receiver failed for %s: %s", session_id, exc)

@@ -236,7 +236,23 @@ HISTORY_COLUMNS = [
     "prefix",
     "tool_tokens",
     "loaded",
+    "prompt_reused",
+    "prompt_new",
+    "usage_cached",
+    "usage_uncached",
+    "usage_output",
 ]
+"""``prompt_reused`` / ``prompt_new``: tooltray's estimate of the turn's prompt tokens re-used
+from each previous call's cached prefix and prefilled anew; ``usage_*``: the provider's reported
+usage, when the agent passed it with ``turn-completed``."""
+SUMMARY = 8  # the per-turn columns after the event's own
+
+
+def _summary(rec: TurnRecord | None) -> list[Any]:
+    if rec is None:
+        return [None] * SUMMARY
+    usage = [rec.prompt_reused, rec.prompt_new, rec.usage_cached, rec.usage_uncached]
+    return [rec.prefix_hash[:12], rec.tool_tokens, rec.loaded_count, *usage, rec.usage_output]
 
 
 def _timeline(events: list[HistoryEvent], turns: list[TurnRecord]) -> list[list[Any]]:
@@ -246,8 +262,7 @@ def _timeline(events: list[HistoryEvent], turns: list[TurnRecord]) -> list[list[
         grouped.setdefault(event.turn, []).append(event)
     rows: list[list[Any]] = []
     for number in sorted(set(grouped) | set(by_turn)):
-        rec = by_turn.get(number)
-        summary = [rec.prefix_hash[:12], rec.tool_tokens, rec.loaded_count] if rec else [None] * 3
+        summary = _summary(by_turn.get(number))
         for event in grouped.get(number, []):
             base = [event.kind, event.tool, event.source, event.score, event.detail]
             rows.append([number, *base, *summary])
@@ -262,9 +277,8 @@ def _compact(rows: list[list[Any]]) -> list[list[Any]]:
     for i, row in enumerate(rows):
         same_turn = i > 0 and rows[i - 1][0] == row[0]
         score = f"{row[4]:.3f}" if isinstance(row[4], float) else row[4]
-        shown.append(
-            ["", *row[1:4], score, row[5], "", "", ""] if same_turn else [*row[:4], score, *row[5:]]
-        )
+        blank = ["", *row[1:4], score, row[5], *[""] * SUMMARY]
+        shown.append(blank if same_turn else [*row[:4], score, *row[5:]])
     return shown
 
 

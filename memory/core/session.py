@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from tooltray.memory.core.usage import PromptMeter
 from tooltray.memory.store.records import Changes, SelectionMode, SessionSnapshot
 
 Health = Literal["ok", "degraded", "disabled"]
@@ -76,6 +77,7 @@ class SessionState:
             unless ``learn_keep_text``.
         learned_upto: how many of ``user_texts`` earlier lessons covered (those after it are
             the messages since the last turn that used tools).
+        meter: this turn's prompt tokens so far, re-used and new (stored at turn end).
     """
 
     session_id: str
@@ -92,6 +94,7 @@ class SessionState:
     taught: list[str] = field(default_factory=list)
     user_texts: list[str] = field(default_factory=list)
     learned_upto: int = 0
+    meter: PromptMeter = field(default_factory=PromptMeter)
 
     @property
     def selection_mode(self) -> SelectionMode:

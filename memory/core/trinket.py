@@ -299,6 +299,7 @@ class ToolLoaderTrinket:
             turn = max(payload.turn, state.turn)
             changes = expire_fallback(state, turn)
             changes.turn = turn
+            changes.usage = state.meter.close(state.turn, payload.usage)
             changes.learn = self._lesson(state, turn)
             if changes.learn is not None:
                 changes.meta = {**(changes.meta or {}), "learned": state.learned_upto}
@@ -393,6 +394,7 @@ class ToolLoaderTrinket:
             self._degrade(state, "selection", exc)
         view = self._view(state)
         self._record_turn(state, view)
+        state.meter.observe(view, messages)
         return view
 
     def _eager(self) -> int:

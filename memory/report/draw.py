@@ -4,8 +4,10 @@ The top panel has one row per tool: a bar for the turns it was loaded (coloured 
 loaded), a dot where the model used it, a triangle where an escape hatch loaded it, a cross where
 it was evicted, and a shaded column for a turn the model fell back to every tool. The bottom panel
 puts the tool tokens of each turn against eager (every tool exposed), and marks the turns whose
-prompt prefix changed, each a KV-cache miss. matplotlib is imported here only, and only by callers
-that draw, so the rest of tooltray does not need it.
+prompt prefix changed, each a KV-cache miss. When the store holds them, a third panel shows each
+turn's prompt tokens re-used from the cached prefix and prefilled anew (tooltray's estimate), with
+the provider's reported cached and uncached input beside them. matplotlib is imported here only,
+and only by callers that draw, so the rest of tooltray does not need it.
 """
 
 from __future__ import annotations
@@ -64,15 +66,20 @@ def draw_timeline(timeline: Timeline, out: Path) -> Path:
     check_format(out)
     plt = _pyplot()
     n = max(len(timeline.rows), 1)
-    fig, (top, bottom) = plt.subplots(
-        2,
+    prompts = any(r.prompt_new is not None for r in timeline.records)
+    ratios = [0.2 * n + 0.4, 2.2] + [2.2] * prompts
+    fig, axes = plt.subplots(
+        len(ratios),
         1,
-        figsize=(11, 2.6 + 0.2 * n),
+        figsize=(11, 2.6 + 0.2 * n + 2.2 * prompts),
         sharex=True,
-        gridspec_kw={"height_ratios": [0.2 * n + 0.4, 2.2]},
+        gridspec_kw={"height_ratios": ratios},
     )
+    top, bottom = axes[0], axes[-1]
     _tools_panel(top, timeline)
-    _tokens_panel(bottom, timeline)
+    _tokens_panel(axes[1], timeline)
+    if prompts:
+        _prompt_panel(bottom, timeline)
     bottom.set_xticks(range(1, timeline.turns + 1))
     bottom.set_xlim(0.4, timeline.turns + 0.6)
     bottom.set_xlabel("turn")
@@ -129,6 +136,26 @@ def _tokens_panel(ax: Any, timeline: Timeline) -> None:
     _mark_changes(ax, timeline.prefix_changes)
     ax.set_ylabel("tool tokens")
     ax.set_ylim(0, max([*eager, *(r.tool_tokens for r in timeline.records), 1]) * 1.15)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7)
+
+
+def _prompt_panel(ax: Any, timeline: Timeline) -> None:
+    """Each turn's prompt tokens: re-used from the cache and new (estimate), reported beside."""
+    records = [r for r in timeline.records if r.prompt_new is not None]
+    turns = [r.turn - 0.17 for r in records]
+    reused = [r.prompt_reused or 0 for r in records]
+    ax.bar(turns, reused, width=0.34, color="#9e9e9e", label="re-used (estimate)")
+    new = [r.prompt_new or 0 for r in records]
+    ax.bar(turns, new, width=0.34, bottom=reused, color=CHANGE, alpha=0.7, label="new (estimate)")
+    told = [r for r in timeline.records if r.usage_cached is not None]
+    if told:
+        at = [r.turn + 0.17 for r in told]
+        cached = [r.usage_cached or 0 for r in told]
+        ax.bar(at, cached, width=0.34, color="#616161", hatch="//", label="cached (reported)")
+        uncached = [r.usage_uncached or 0 for r in told]
+        ax.bar(at, uncached, width=0.34, bottom=cached, color=CHANGE, hatch="//", alpha=0.45)
+    _mark_changes(ax, timeline.prefix_changes)
+    ax.set_ylabel("prompt tokens")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7)
 
 

@@ -28,6 +28,9 @@ class SessionSummary:
     tool_tokens: int
     eager_tokens: int
     prefix_changes: list[int]
+    prompt_reused: int | None = None
+    prompt_new: int | None = None
+    reported: tuple[int, int, int] | None = None
 
     @property
     def token_share(self) -> float:
@@ -62,7 +65,24 @@ def summarize(store: Store, session_id: str) -> SessionSummary:
         tool_tokens=sum(t.tool_tokens for t in turns),
         eager_tokens=sum(t.eager_tokens or 0 for t in turns),
         prefix_changes=prefix_changes(turns),
+        prompt_reused=_total([t.prompt_reused for t in turns]),
+        prompt_new=_total([t.prompt_new for t in turns]),
+        reported=reported_usage(turns),
     )
+
+
+def _total(values: list[int | None]) -> int | None:
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
+
+
+def reported_usage(turns: list[TurnRecord]) -> tuple[int, int, int] | None:
+    """The provider's reported cached, uncached and output tokens, summed (``None``: never)."""
+    told = [t for t in turns if t.usage_cached is not None]
+    if not told:
+        return None
+    cached = sum(t.usage_cached or 0 for t in told)
+    return cached, sum(t.usage_uncached or 0 for t in told), sum(t.usage_output or 0 for t in told)
 
 
 def summary_lines(s: SessionSummary) -> list[str]:
@@ -83,6 +103,7 @@ def summary_lines(s: SessionSummary) -> list[str]:
         else "tool tokens: n/a (no turn rows stored)",
         f"prompt prefix changed at {len(s.prefix_changes)} of {max(n - 1, 0)} turn boundaries "
         f"(turns: {changes})",
+        *prompt_lines(s),
     ]
 
 
@@ -98,3 +119,19 @@ def _first_pass_line(s: SessionSummary) -> str:
         f"of {s.called_turns} turns with tool calls had every tool loaded before the model "
         f"acted); after recovery {recall}"
     )
+
+
+def prompt_lines(s: SessionSummary) -> list[str]:
+    """The session's prompt tokens re-used and new, and the provider's usage, where stored."""
+    out = []
+    if s.prompt_new is not None:
+        reused, new = s.prompt_reused or 0, s.prompt_new
+        share = 100 * reused / (reused + new) if reused + new else 0.0
+        out.append(f"prompt tokens (estimate): {reused:,} re-used ({share:.0f}%), {new:,} new")
+    if s.reported is not None:
+        cached, uncached, output = s.reported
+        out.append(
+            f"reported by the provider: {cached:,} cached, {uncached:,} uncached input, "
+            f"{output:,} output"
+        )
+    return out

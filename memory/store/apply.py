@@ -48,6 +48,9 @@ def apply_changes(conn: Connection, session_id: str, changes: Changes) -> Sessio
         _record_turn(conn, session_id, changes, now)
     if changes.learn is not None:
         learn_turn(conn, session_id, changes.learn)
+    if changes.usage is not None:
+        where = (TURNS.c.session_id == session_id) & (TURNS.c.turn == changes.usage.turn)
+        conn.execute(update(TURNS).where(where).values(**changes.usage.values()))
     return _update_session(conn, session_id, session, changes, now)
 
 

@@ -23,6 +23,7 @@ from tooltray.memory.store.records import (
     SessionInfo,
     SessionSnapshot,
     TurnRecord,
+    with_usage,
 )
 from tooltray.memory.store.rules import apply_local, empty_snapshot, history_rows
 
@@ -57,6 +58,10 @@ class MemoryStore:
                 record = changes.turn_record
                 stamped = replace(record, at=record.at or datetime.now(timezone.utc))
                 self._turns[(session_id, record.turn)] = stamped
+            used = changes.usage
+            if used is not None and (session_id, used.turn) in self._turns:
+                key = (session_id, used.turn)
+                self._turns[key] = with_usage(self._turns[key], used)
             after = apply_local(current, changes)
             self._sessions[session_id] = after
             return after

@@ -132,7 +132,14 @@ class HistoryRow(Base):
 
 
 class TurnRow(Base):
-    """What one turn looked like from the model's side (re-recording a turn overwrites it)."""
+    """What one turn looked like from the model's side (re-recording a turn overwrites it).
+
+    The last five columns are written when the turn completes: ``prompt_reused`` and
+    ``prompt_new`` are tooltray's estimate of the turn's prompt tokens (every model call's
+    prompt as it rendered it, split at the first part that differs from the call before), the
+    ``usage_*`` columns what the provider reported, when the agent passed it with
+    ``turn-completed`` (cached and uncached input tokens, output tokens).
+    """
 
     __tablename__ = "turns"
 
@@ -143,6 +150,11 @@ class TurnRow(Base):
     loaded_count: Mapped[int] = mapped_column(Integer)
     eager_tokens: Mapped[int | None] = mapped_column(Integer)
     at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    prompt_reused: Mapped[int | None] = mapped_column(Integer)
+    prompt_new: Mapped[int | None] = mapped_column(Integer)
+    usage_cached: Mapped[int | None] = mapped_column(Integer)
+    usage_uncached: Mapped[int | None] = mapped_column(Integer)
+    usage_output: Mapped[int | None] = mapped_column(Integer)
 
 
 class EmbeddingRow(Base):

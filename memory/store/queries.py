@@ -97,7 +97,18 @@ def read_turns(conn: Connection, session_id: str) -> list[TurnRecord]:
     query = select(TURNS).where(c.session_id == session_id).order_by(c.turn)
     return [
         TurnRecord(
-            r.session_id, r.turn, r.prefix_hash, r.tool_tokens, r.loaded_count, r.eager_tokens, r.at
+            r.session_id,
+            r.turn,
+            r.prefix_hash,
+            r.tool_tokens,
+            r.loaded_count,
+            r.eager_tokens,
+            r.at,
+            r.prompt_reused,
+            r.prompt_new,
+            r.usage_cached,
+            r.usage_uncached,
+            r.usage_output,
         )
         for r in conn.execute(query)
     ]

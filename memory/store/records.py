@@ -8,7 +8,7 @@ processes may share one session).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Literal, TypedDict, cast
 
@@ -97,6 +97,50 @@ class TurnRecord:
     loaded_count: int
     eager_tokens: int | None = None
     at: datetime | None = None
+    prompt_reused: int | None = None
+    prompt_new: int | None = None
+    usage_cached: int | None = None
+    usage_uncached: int | None = None
+    usage_output: int | None = None
+
+
+@dataclass(frozen=True)
+class TurnUsage:
+    """A finished turn's prompt tokens, written onto its ``turns`` row when it completes.
+
+    ``prompt_reused`` / ``prompt_new``: tooltray's estimate over the turn's model calls (each
+    prompt as the trinket rendered it, split at the first part that differs from the previous
+    call's); ``usage_*``: what the provider reported, when the agent passed it (else ``None``).
+    """
+
+    turn: int
+    prompt_reused: int | None = None
+    prompt_new: int | None = None
+    usage_cached: int | None = None
+    usage_uncached: int | None = None
+    usage_output: int | None = None
+
+    def values(self) -> dict[str, int | None]:
+        """The columns to write (the turn itself is the row's key)."""
+        return {
+            "prompt_reused": self.prompt_reused,
+            "prompt_new": self.prompt_new,
+            "usage_cached": self.usage_cached,
+            "usage_uncached": self.usage_uncached,
+            "usage_output": self.usage_output,
+        }
+
+
+def with_usage(record: TurnRecord, usage: TurnUsage) -> TurnRecord:
+    """``record`` with ``usage``'s columns written onto it (what the database's update does)."""
+    return replace(
+        record,
+        prompt_reused=usage.prompt_reused,
+        prompt_new=usage.prompt_new,
+        usage_cached=usage.usage_cached,
+        usage_uncached=usage.usage_uncached,
+        usage_output=usage.usage_output,
+    )
 
 
 @dataclass(frozen=True)
@@ -173,6 +217,7 @@ class Changes:
     only_new: bool = False
     unless: SessionMeta | None = None
     learn: Learning | None = None
+    usage: TurnUsage | None = None
 
     def skipped(self, meta: SessionMeta, existed: bool) -> bool:
         """True when a guard says this change was already made (by another process)."""
@@ -194,6 +239,7 @@ class Changes:
             or self.status
             or self.meta
             or self.learn
+            or self.usage
         )
 
 

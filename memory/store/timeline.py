@@ -27,7 +27,8 @@ _HISTORY = (
     "WHERE session_id = ? ORDER BY id"
 )
 _TURNS = (
-    "SELECT session_id, turn, prefix_hash, tool_tokens, loaded_count, eager_tokens, at "
+    "SELECT session_id, turn, prefix_hash, tool_tokens, loaded_count, eager_tokens, at, "
+    "prompt_reused, prompt_new, usage_cached, usage_uncached, usage_output "
     "FROM turns WHERE session_id = ? ORDER BY turn"
 )
 
@@ -70,9 +71,9 @@ def _event(row: Any) -> HistoryEvent:
 
 
 def _turn(row: Any) -> TurnRecord:
-    session_id, turn, prefix_hash, tool_tokens, loaded_count, eager_tokens, at = row
+    session_id, turn, prefix_hash, tool_tokens, loaded_count, eager_tokens, at, *usage = row
     return TurnRecord(
-        session_id, turn, prefix_hash, tool_tokens, loaded_count, eager_tokens, utc(at)
+        session_id, turn, prefix_hash, tool_tokens, loaded_count, eager_tokens, utc(at), *usage
     )
 
 

@@ -11,6 +11,7 @@ import pytest
 from conftest import history
 from scripted_server import ScriptedServer, call, calls, say
 
+from tooltray.memory.store import Store
 from tooltray.tools.errors import EmbedderError
 
 MATH = "Please multiply 17 by 23 for me."
@@ -43,6 +44,10 @@ def test_load_tools_recovers_a_missed_tool_on_the_next_step(
     tool_msgs = [m for m in server.requests[2]["messages"] if m["role"] == "tool"]
     assert tool_msgs[-1]["content"] == "Friday"
     assert [r[2] for r in history(db_url, "s1", "used")] == ["day_of_week"]
+    with Store(db_url) as store:  # the server's reported usage (1 prompt, 1 output per step)
+        (turn,) = store.turns("s1")
+    assert (turn.usage_cached, turn.usage_uncached, turn.usage_output) == (0, 3, 3)
+    assert turn.prompt_reused and turn.prompt_new  # tooltray's own estimate of the 3 prompts
 
 
 def test_fallback_lasts_exactly_one_turn(make_agent: Any, server: ScriptedServer) -> None:

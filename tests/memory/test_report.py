@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from tooltray.memory.cli.main import cli
 from tooltray.memory.report import build_timeline, draw_timeline, summarize, summary_lines
 from tooltray.memory.store import Changes, HistoryEvent, Load, Store, TurnRecord, Unload, Use
+from tooltray.memory.store.records import TurnUsage
 
 EAGER = 1000
 
@@ -104,3 +105,24 @@ def test_missing_matplotlib_is_one_line_naming_the_extra(
     assert result.exit_code != 0 and not out.exists()
     lines = [line for line in result.output.splitlines() if line.startswith("error")]
     assert lines == ["error: drawing a session needs matplotlib: pip install 'tooltray[report]'"]
+
+
+def test_the_picture_and_summary_show_each_turns_prompt_re_used_and_new(
+    store: Store, tmp_path: Path
+) -> None:
+    image = pytest.importorskip("matplotlib.image")
+    plain = draw_timeline(build_timeline(store, "rescued"), tmp_path / "plain.png")
+    store.apply("rescued", Changes(usage=TurnUsage(1, 0, 900)))
+    store.apply("rescued", Changes(usage=TurnUsage(2, 850, 300, 800, 350, 60)))
+    line = build_timeline(store, "rescued")
+    assert [(r.prompt_reused, r.prompt_new) for r in line.records] == [
+        (0, 900),
+        (850, 300),
+        (None, None),
+    ]
+    priced = draw_timeline(line, tmp_path / "priced.png")
+    assert image.imread(priced).shape[0] > image.imread(plain).shape[0]  # the prompt panel
+    lines = summary_lines(summarize(store, "rescued"))
+    assert lines[4] == "prompt tokens (estimate): 850 re-used (41%), 1,200 new"
+    assert lines[5] == "reported by the provider: 800 cached, 350 uncached input, 60 output"
+    assert len(summary_lines(summarize(store, "calm"))) == 4  # nothing stored, nothing shown
