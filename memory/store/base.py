@@ -15,6 +15,9 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from tooltray.memory.store.records import (
     Changes,
     HistoryEvent,
+    LearnClock,
+    LearnedMate,
+    PastRequest,
     SessionInfo,
     SessionSnapshot,
     TurnRecord,
@@ -27,14 +30,20 @@ if TYPE_CHECKING:
 
 @runtime_checkable
 class BaseStore(Protocol):
-    """Sessions, their loaded sets and history, turn records, cached vectors and long results.
+    """Sessions, their loaded sets and history, turn records, what finished turns taught
+    (written by :meth:`apply` with the turn, read back by learning), cached vectors and long
+    results.
 
     Every method either does what it says or raises :class:`~tooltray.tools.errors.StoreError`
     naming the fix; a change is applied whole or not at all.
     """
 
-    def apply(self, session_id: str, changes: Changes) -> SessionSnapshot:
-        """Apply ``changes`` to ``session_id`` in one transaction; return the stored result."""
+    def apply(self, session_id: str, changes: Changes | Sequence[Changes]) -> SessionSnapshot:
+        """Apply ``changes`` to ``session_id`` in one transaction; return the stored result.
+
+        A sequence is one public call's change set: its steps apply in order, each with its
+        own guards, all in the one transaction.
+        """
 
     def snapshot(self, session_id: str) -> SessionSnapshot | None:
         """The session as stored (``None`` if it was never written)."""
@@ -61,6 +70,16 @@ class BaseStore(Protocol):
 
     def get_result(self, handle: str) -> str | None:
         """The full text stored under ``handle``, or ``None``."""
+
+    def learned_mates(
+        self, tools: Sequence[str], min_share: float
+    ) -> tuple[list[LearnedMate], LearnClock]:
+        """Learned co-use mates of ``tools`` with at least ``min_share`` of a tool's own weight,
+        and the clock their weights are read at (one read)."""
+
+    def past_requests(self, after: int) -> tuple[LearnClock, list[PastRequest]]:
+        """The clock, and the learned turns with a vector and an id above ``after``, oldest
+        first (none when nothing newer was learned)."""
 
     def close(self) -> None:
         """Release what the store holds open (its state may outlive this object)."""

@@ -29,11 +29,15 @@ from tooltray.memory.store.queries import (
 from tooltray.memory.store.records import (
     Changes,
     HistoryEvent,
+    LearnClock,
+    LearnedMate,
+    PastRequest,
     SessionInfo,
     SessionSnapshot,
     TurnRecord,
 )
 from tooltray.memory.store.retry import with_retries
+from tooltray.memory.store.rules import empty_snapshot
 from tooltray.memory.store.url import resolve_url
 
 if TYPE_CHECKING:
@@ -80,18 +84,29 @@ class Store:
         return with_retries(attempt, what=what)
 
     def _read(self, what: str, fn: Callable[[Connection], T]) -> T:
+        """Run ``fn`` in a transaction that is rolled back: a read never commits."""
+
         def attempt() -> T:
-            with self.engine.begin() as conn:
+            with self.engine.connect() as conn:
                 return fn(conn)
 
         return with_retries(attempt, what=what)
 
-    def apply(self, session_id: str, changes: Changes) -> SessionSnapshot:
-        """Apply ``changes`` to ``session_id`` in one transaction; return the stored result."""
-        return self._write(
-            f"apply changes to session {session_id!r}",
-            lambda conn: apply_changes(conn, session_id, changes),
-        )
+    def apply(self, session_id: str, changes: Changes | Sequence[Changes]) -> SessionSnapshot:
+        """Apply ``changes`` to ``session_id`` in one transaction; return the stored result.
+
+        A sequence (one public call's change set) applies step by step, each with its own
+        guards, in the same transaction.
+        """
+        steps = [changes] if isinstance(changes, Changes) else list(changes)
+
+        def write(conn: Connection) -> SessionSnapshot:
+            stored = read_snapshot(conn, session_id) if not steps else None
+            for changes in steps:
+                stored = apply_changes(conn, session_id, changes)
+            return stored or empty_snapshot(session_id)
+
+        return self._write(f"apply changes to session {session_id!r}", write)
 
     def snapshot(self, session_id: str) -> SessionSnapshot | None:
         """The session as stored (``None`` if it was never written); does not read history."""
@@ -158,6 +173,27 @@ class Store:
         """The full text stored under ``handle``, or ``None``."""
         query = select(RESULTS.c.content).where(RESULTS.c.handle == handle)
         return self._read(f"read result {handle!r}", lambda conn: conn.execute(query).scalar())
+
+    def learned_mates(
+        self, tools: Sequence[str], min_share: float
+    ) -> tuple[list[LearnedMate], LearnClock]:
+        """Learned co-use mates of ``tools`` and the clock they are read at, in one read."""
+        from tooltray.memory.store.learned import read_clock, read_mates
+
+        def read(conn: Connection) -> tuple[list[LearnedMate], LearnClock]:
+            return read_mates(conn, list(tools), min_share), read_clock(conn)
+
+        return self._read("read learned companions", read)
+
+    def past_requests(self, after: int) -> tuple[LearnClock, list[PastRequest]]:
+        """The clock and the learned turns with a vector after ``after`` (none if none newer)."""
+        from tooltray.memory.store.learned import read_clock, read_requests
+
+        def read(conn: Connection) -> tuple[LearnClock, list[PastRequest]]:
+            clock = read_clock(conn)
+            return clock, read_requests(conn, after) if clock.newest > after else []
+
+        return self._read("read past requests", read)
 
     def close(self) -> None:
         """Release every pooled connection (the store can be reopened with a new instance)."""
