@@ -12,7 +12,6 @@ from tooltray.events.payloads import (
     ToolsUnloaded,
     ToolUsed,
     TurnCompleted,
-    turn_from_message_count,
 )
 from tooltray.events.signals import (
     PAYLOADS,
@@ -56,6 +55,5 @@ __all__ = [
     "tools_loaded",
     "tools_registered",
     "tools_unloaded",
-    "turn_from_message_count",
     "turn_completed",
 ]

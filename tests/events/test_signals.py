@@ -17,9 +17,9 @@ def test_every_signal_is_hyphenated_and_has_a_payload_model() -> None:
     assert all("_" not in n for n in names)
 
 
-def test_turn_derived_from_message_count_survives_restarts() -> None:
-    assert ev.TurnCompleted(message_count=5).turn == 3
-    assert ev.TurnCompleted(message_count=0).turn == 0
+def test_message_count_is_not_a_turn() -> None:
+    """A turn is a user turn: a message count (tool calls included) never becomes one."""
+    assert ev.TurnCompleted(message_count=5).turn == 0
     assert ev.TurnCompleted(turn=7, message_count=1).turn == 7
 
 
