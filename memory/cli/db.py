@@ -3,7 +3,7 @@
 Each takes ``--db URL`` (else ``TOOLTRAY_DB``, else ``./tooltray.db``). ``sql`` runs on a
 read-only connection whose session user holds no power outside the database: on PostgreSQL a
 superuser or role-creating ``--db`` only prepares tooltray's own reader role, and the statement
-runs on a separate connection as that role (see :mod:`tooltray.memory.store.sql`);
+runs on a separate connection as that role (see :mod:`tooltray.memory.cli.sqlconsole.sql`);
 ``--sql-url`` / ``TOOLTRAY_SQL_URL`` may name a SELECT-only role instead.
 
 On a SQLite store (the default), ``sql``, ``history`` and ``db current`` read the file with the
@@ -27,10 +27,10 @@ from tooltray.memory.cli.console import print_table
 from tooltray.memory.cli.options import DB_OPTION, format_option
 
 if TYPE_CHECKING:  # the store (SQLAlchemy, Alembic) loads when a command runs, not on --help
+    from tooltray.memory.cli.sqlconsole.timeline import Timeline
     from tooltray.memory.store.records import HistoryEvent, TurnRecord
-    from tooltray.memory.store.timeline import Timeline
 
-DEFAULT_LIMIT = 1000  # tooltray.memory.store.sql.DEFAULT_LIMIT (a test keeps them equal)
+DEFAULT_LIMIT = 1000  # tooltray.memory.cli.sqlconsole.sql.DEFAULT_LIMIT (a test keeps them equal)
 
 FORMAT_OPTION = format_option()
 
@@ -166,7 +166,7 @@ def db_prune(before: datetime, db: str | None) -> None:
 @FORMAT_OPTION
 def sql_command(query: str, db: str | None, sql_url: str | None, limit: int, fmt: str) -> None:
     """Run one read-only SQL statement on the store (writes, DDL and ATTACH are refused)."""
-    from tooltray.memory.store.sql import resolve_sql_url, run_readonly
+    from tooltray.memory.cli.sqlconsole.sql import resolve_sql_url, run_readonly
 
     result = run_readonly(resolve_sql_url(sql_url, db), query, limit)
     emit(result.columns, result.rows, fmt)
@@ -248,8 +248,8 @@ def file_timeline(url: str, path: Path, session: str) -> Timeline | None:
     The file passes the store's opening rules first (ours, not damaged, at head), so a file the
     store would refuse is refused here with the same line.
     """
+    from tooltray.memory.cli.sqlconsole.timeline import read_timeline
     from tooltray.memory.store.opening import checked_probe, require_head
-    from tooltray.memory.store.timeline import read_timeline
 
     require_head(url, checked_probe(url))
     return read_timeline(path, session)

@@ -1,10 +1,6 @@
-"""Look at a database without changing it: empty, ours (at which revision), foreign, or corrupt.
-
-This runs before any engine that could write is opened, because opening a SQLite file in WAL mode
-already rewrites its header: a file that is not ours must be left exactly as it was found.
-
-A SQLite file is read with the stdlib; SQLAlchemy loads only for a server, or a URL only it can
-read (:mod:`tooltray.memory.store.probe_server`), so ``tooltray db current`` starts fast.
+"""What a database is (empty, ours at which revision, foreign, corrupt), for a SQLite file
+read with the stdlib; :mod:`~tooltray.memory.store.probe` asks here or, for a server,
+:mod:`~tooltray.memory.store.probe_server`, which reads it through SQLAlchemy with the same rules.
 """
 
 from __future__ import annotations
@@ -15,10 +11,8 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import quote
 
-from tooltray.memory.store.guard import BUSY_TIMEOUT_MS
-from tooltray.memory.store.url import display_url as display_url  # re-exported: callers use it
-from tooltray.memory.store.url import plain_sqlite_path
-
+BUSY_TIMEOUT_MS = 5000
+"""How long a SQLite reader or writer waits on another process's lock before failing."""
 SQLITE_HEADER = b"SQLite format 3\x00"
 MIN_PAGE_SIZE = 512
 VERSION_TABLE = "alembic_version"
@@ -49,16 +43,6 @@ class Probe:
     revision: str | None = None
     tables: tuple[str, ...] = ()
     detail: str = ""
-
-
-def probe(url: str) -> Probe:
-    """Classify the database at ``url`` without writing to it (a missing file is ``empty``)."""
-    path = plain_sqlite_path(url)
-    if path is not None:
-        return probe_sqlite_file(path)
-    from tooltray.memory.store.probe_server import probe_other
-
-    return probe_other(url)
 
 
 def classify(tables: set[str], revision: str | None) -> Probe:

@@ -16,9 +16,8 @@ import sys
 from pathlib import Path
 from urllib.parse import quote
 
+from tooltray.memory.store.probe_file import BUSY_TIMEOUT_MS
 from tooltray.tools.errors import StoreError
-
-BUSY_TIMEOUT_MS = 5000
 
 _ALLOWED = {
     sqlite3.SQLITE_SELECT,

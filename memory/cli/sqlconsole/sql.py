@@ -3,10 +3,10 @@
 One statement per call, in a read-only transaction that is always rolled back.
 
 SQLite is opened read-only with an authorizer (no writes, DDL, ATTACH or PRAGMA changes), with
-the stdlib only (:func:`~tooltray.memory.store.guard.open_readonly`): this module does not import
-SQLAlchemy, so ``tooltray sql`` on a SQLite store starts fast. A URL the plain reader of
+the stdlib only (:func:`~tooltray.memory.cli.sqlconsole.guard.open_readonly`): this module does
+not import SQLAlchemy, so ``tooltray sql`` on a SQLite store starts fast. A URL the plain reader of
 :mod:`tooltray.memory.store.url` leaves alone, and PostgreSQL, run in
-:mod:`tooltray.memory.store.sql_pg`.
+:mod:`tooltray.memory.cli.sqlconsole.sql_pg`.
 
 PostgreSQL: a read-only transaction stops writes to tables, but not what a powerful role can do
 outside them: ``COPY ... TO PROGRAM`` (a shell command on the server), ``COPY ... TO 'file'``,
@@ -43,35 +43,17 @@ To remove tooltray's reader: ``DROP OWNED BY tooltray_sql_reader`` in each datab
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from tooltray.memory.store.guard import open_readonly
-from tooltray.memory.store.probe import first_line
+from tooltray.memory.cli.sqlconsole.guard import open_readonly
+from tooltray.memory.cli.sqlconsole.statement import DEFAULT_LIMIT as DEFAULT_LIMIT  # re-exported
+from tooltray.memory.cli.sqlconsole.statement import READER_ROLE as READER_ROLE
+from tooltray.memory.cli.sqlconsole.statement import QueryResult as QueryResult
+from tooltray.memory.cli.sqlconsole.statement import execute, from_driver, refusal
 from tooltray.memory.store.url import plain_sqlite_path, resolve_url
 from tooltray.tools.errors import StoreError
 
 ENV_SQL_URL = "TOOLTRAY_SQL_URL"
-DEFAULT_LIMIT = 1000
-READER_ROLE = "tooltray_sql_reader"
-_READONLY_HINTS = (
-    "readonly",
-    "read-only",
-    "not authorized",
-    "authorization denied",
-    "attached databases",
-    "query_only",
-)
-
-
-@dataclass(frozen=True)
-class QueryResult:
-    """Rows of one query, with their column names; ``truncated`` when ``limit`` cut them."""
-
-    columns: list[str]
-    rows: list[tuple[Any, ...]]
-    truncated: bool = False
 
 
 def resolve_sql_url(sql_url: str | None = None, db: str | None = None) -> str:
@@ -90,7 +72,7 @@ def run_readonly(url: str, query: str, limit: int = DEFAULT_LIMIT) -> QueryResul
         raise StoreError("empty query: pass one SQL statement, e.g. 'SELECT * FROM sessions'")
     path = plain_sqlite_path(url)
     if path is None:
-        from tooltray.memory.store.sql_pg import run_engine
+        from tooltray.memory.cli.sqlconsole.sql_pg import run_engine
 
         return run_engine(url, query, limit)
     try:
@@ -107,37 +89,3 @@ def _run_sqlite(path: Path, query: str, limit: int) -> QueryResult:
         return execute(connection, query, limit)
     finally:
         connection.close()
-
-
-def from_driver(exc: BaseException) -> bool:
-    """True when ``exc`` comes from the database driver (sqlite3 or psycopg)."""
-    return type(exc).__module__.split(".")[0] in ("sqlite3", "psycopg")
-
-
-def execute(raw: Any, query: str, limit: int, *, prepare: bool = False) -> QueryResult:
-    """Run ``query`` on the driver connection ``raw``; at most ``limit`` rows."""
-    cursor = raw.cursor()
-    try:
-        if prepare:
-            cursor.execute(query, prepare=True)  # one statement only: no "...; DROP ..."
-        else:
-            cursor.execute(query)
-        if cursor.description is None:
-            return QueryResult([], [])
-        columns = [str(d[0]) for d in cursor.description]
-        rows = [tuple(r) for r in cursor.fetchmany(limit + 1)]
-        return QueryResult(columns, rows[:limit], truncated=len(rows) > limit)
-    finally:
-        cursor.close()
-
-
-def refusal(exc: BaseException) -> StoreError:
-    """The one line for a failed statement (a read-only refusal says so, with the fix)."""
-    message = first_line(exc)
-    lowered = message.lower()
-    if any(hint in lowered for hint in _READONLY_HINTS):
-        return StoreError(
-            f"query refused: {message} (this connection is read-only: writes, DDL, ATTACH "
-            "and PRAGMA changes are not allowed; use SELECT)"
-        )
-    return StoreError(f"query failed: {message}")
