@@ -143,7 +143,7 @@ def db_prune(before: datetime, db: str | None) -> None:
     if probe(url).kind == "empty":
         raise StoreError(f"no tooltray database at {display_url(url)}: check --db / TOOLTRAY_DB")
     with Store(url) as store:
-        report = prune_history(store.engine, before)
+        report = prune_history(store, before)
     click.echo(
         f"{display_url(url)}: dropped {report.history} history and {report.turns} turn rows "
         f"written before {before:%Y-%m-%d %H:%M:%S} UTC; learned state kept"

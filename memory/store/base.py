@@ -10,6 +10,7 @@ exists; the contract tests run the same suite over every implementation.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from tooltray.memory.store.records import (
@@ -18,6 +19,7 @@ from tooltray.memory.store.records import (
     LearnClock,
     LearnedMate,
     PastRequest,
+    PruneReport,
     SessionInfo,
     SessionSnapshot,
     TurnRecord,
@@ -80,6 +82,10 @@ class BaseStore(Protocol):
     def past_requests(self, after: int) -> tuple[LearnClock, list[PastRequest]]:
         """The clock, and the learned turns with a vector and an id above ``after``, oldest
         first (none when nothing newer was learned)."""
+
+    def prune(self, before: datetime) -> PruneReport:
+        """Drop ``history`` and ``turns`` rows written before ``before`` (aware, UTC) in one
+        transaction; sessions, loaded sets and what was learned stay."""
 
     def close(self) -> None:
         """Release what the store holds open (its state may outlive this object)."""

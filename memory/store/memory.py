@@ -27,6 +27,7 @@ from tooltray.memory.store.records import (
     LearnClock,
     LearnedMate,
     PastRequest,
+    PruneReport,
     SessionInfo,
     SessionSnapshot,
     TurnRecord,
@@ -150,6 +151,16 @@ class MemoryStore:
         """The clock and the learned turns with a vector after ``after``."""
         with self._lock:
             return self._learned.clock(), self._learned.requests(after)
+
+    def prune(self, before: datetime) -> PruneReport:
+        """Drop history and turn records written before ``before``."""
+        with self._lock:
+            history = [e for e in self._history if e.at is not None and e.at < before]
+            turns = [k for k, r in self._turns.items() if r.at is not None and r.at < before]
+            self._history = [e for e in self._history if e not in history]
+            for key in turns:
+                del self._turns[key]
+        return PruneReport(len(history), len(turns))
 
     def close(self) -> None:
         """Nothing to release: the state stays with this object."""

@@ -227,6 +227,14 @@ class SessionInfo:
 
 
 @dataclass(frozen=True)
+class PruneReport:
+    """How many raw rows a prune removed (``history`` and ``turns``)."""
+
+    history: int
+    turns: int
+
+
+@dataclass(frozen=True)
 class LearnClock:
     """Where the learned state stands: the newest and oldest learned ids, and the epoch the
     co-use weights count from (see :mod:`tooltray.memory.store.learned`)."""

@@ -8,10 +8,11 @@ what the database holds. Transient lock errors are retried; everything else is a
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from sqlalchemy import Connection, Engine, select
+from sqlalchemy import Connection, Engine, delete, select
 
 from tooltray.memory.store.apply import apply_changes
 from tooltray.memory.store.engine import IMMEDIATE, is_sqlite, make_engine, sqlite_path
@@ -19,7 +20,9 @@ from tooltray.memory.store.migrate import ensure_schema, upgrade_engine
 from tooltray.memory.store.models import utcnow
 from tooltray.memory.store.probe import display_url
 from tooltray.memory.store.queries import (
+    HISTORY,
     RESULTS,
+    TURNS,
     read_history,
     read_sessions,
     read_snapshot,
@@ -32,6 +35,7 @@ from tooltray.memory.store.records import (
     LearnClock,
     LearnedMate,
     PastRequest,
+    PruneReport,
     SessionInfo,
     SessionSnapshot,
     TurnRecord,
@@ -194,6 +198,16 @@ class Store:
             return clock, read_requests(conn, after) if clock.newest > after else []
 
         return self._read("read past requests", read)
+
+    def prune(self, before: datetime) -> PruneReport:
+        """Drop ``history`` and ``turns`` rows written before ``before`` in one transaction."""
+
+        def write(conn: Connection) -> PruneReport:
+            history = conn.execute(delete(HISTORY).where(HISTORY.c.at < before)).rowcount
+            turns = conn.execute(delete(TURNS).where(TURNS.c.at < before)).rowcount
+            return PruneReport(int(history), int(turns))
+
+        return self._write("prune old history", write)
 
     def close(self) -> None:
         """Release every pooled connection (the store can be reopened with a new instance)."""

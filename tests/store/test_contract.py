@@ -7,11 +7,21 @@ teach and how it is read back, and closing. The in-memory store learns as the da
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta, timezone
+
 import numpy as np
 import pytest
 
 from tooltray.memory.store import BaseStore
-from tooltray.memory.store.records import Changes, HistoryEvent, Learning, Load, Use
+from tooltray.memory.store.records import (
+    Changes,
+    HistoryEvent,
+    Learning,
+    Load,
+    PruneReport,
+    TurnRecord,
+    Use,
+)
 
 DIM = 4
 
@@ -104,3 +114,17 @@ def test_close_releases_and_a_closed_store_can_be_dropped(store: BaseStore) -> N
     store.apply("s", Changes(turn=1))
     store.close()
     store.close()  # twice is harmless
+
+
+def test_prune_drops_old_history_and_turns_and_keeps_the_rest(store: BaseStore) -> None:
+    record = TurnRecord("s", 1, "hash", 10, 1)
+    store.apply(
+        "s", Changes(turn=1, uses=[Use("a", 1)], turn_record=record, learn=lesson(1, ("a",)))
+    )
+    now = datetime.now(timezone.utc)
+    assert store.prune(now - timedelta(days=1)) == PruneReport(0, 0)
+    assert store.prune(now + timedelta(days=1)) == PruneReport(1, 1)
+    assert store.history("s") == [] and store.turns("s") == []
+    stored = store.snapshot("s")
+    assert stored is not None and stored.turn == 1
+    assert store.learned_mates(["a"], 0.0)[1].newest >= 1, "what was learned stays"
