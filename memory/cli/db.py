@@ -109,8 +109,8 @@ def db_upgrade(db: str | None) -> None:
 @FORMAT_OPTION
 def db_current(db: str | None, fmt: str) -> None:
     """Show the database's schema revision and whether it needs an upgrade."""
-    from tooltray.memory.store.opening import current, head
     from tooltray.memory.store.url import display_url
+    from tooltray.memory.store.versions import current, head
 
     url = store_url(db)
     rev, want = current(url), head()
@@ -249,7 +249,7 @@ def file_timeline(url: str, path: Path, session: str) -> Timeline | None:
     store would refuse is refused here with the same line.
     """
     from tooltray.memory.cli.sqlconsole.timeline import read_timeline
-    from tooltray.memory.store.opening import checked_probe, require_head
+    from tooltray.memory.store.versions import checked_probe, require_head
 
     require_head(url, checked_probe(url))
     return read_timeline(path, session)
