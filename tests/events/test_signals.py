@@ -41,11 +41,8 @@ def test_sessions_side_by_side_do_not_cross() -> None:
     def receiver(sender: Any, payload: ev.TurnCompleted, **_: Any) -> None:
         heard.append((sender, payload.turn))
 
-    ev.turn_completed.connect(receiver, sender="a")
-    try:
+    with ev.turn_completed.connected_to(receiver, sender="a"):
         ev.emit(ev.turn_completed, "a", ev.TurnCompleted(turn=1))
         ev.emit(ev.turn_completed, "b", ev.TurnCompleted(turn=2))
         ev.emit(ev.turn_completed, "a", ev.TurnCompleted(turn=3))
-    finally:
-        ev.turn_completed.disconnect(receiver, sender="a")
     assert heard == [("a", 1), ("a", 3)]
