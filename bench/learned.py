@@ -47,7 +47,7 @@ def fill(store: Store, names: Sequence[str], queries: Any, turns: int = PAST_TUR
 
 def signals(store: Store, allowed: Callable[[str], bool] = lambda n: True) -> StoreSignals:
     """Signals over ``store``, with the matrix already loaded (as after a process's first turn)."""
-    sig = StoreSignals(store.engine, allowed, 2000.0)
+    sig = StoreSignals(store, allowed, 2000.0)
     sig.refresh()
     return sig
 

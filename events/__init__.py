@@ -13,7 +13,6 @@ from tooltray.events.payloads import (
     ToolUsed,
     TurnCompleted,
     Usage,
-    turn_from_message_count,
 )
 from tooltray.events.signals import (
     PAYLOADS,
@@ -58,6 +57,5 @@ __all__ = [
     "tools_loaded",
     "tools_registered",
     "tools_unloaded",
-    "turn_from_message_count",
     "turn_completed",
 ]

@@ -8,16 +8,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class _Payload(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-def turn_from_message_count(message_count: int) -> int:
-    """The turn number implied by a persisted message count (MIRA's rule: survives restarts)."""
-    return (message_count + 1) // 2
 
 
 class Usage(_Payload):
@@ -38,19 +33,16 @@ class Usage(_Payload):
 class TurnCompleted(_Payload):
     """Emitted by the agent when a user turn is finished (the model answered).
 
-    Give ``turn`` directly, or ``message_count`` and the turn is derived from it. ``usage``
-    (optional) is the provider's reported token usage for the turn, stored with it.
+    A turn is a user turn: the number of user messages so far, which ``prepare`` reads from the
+    conversation. ``turn`` may say it (0, the default: the turn ``prepare`` last saw);
+    ``message_count`` is for the record only and never counts as turns, since a turn with tool
+    calls holds more than two messages.
+    ``usage`` (optional) is the provider's reported token usage for the turn, stored with it.
     """
 
     turn: int = Field(default=0, ge=0)
     message_count: int | None = Field(default=None, ge=0)
     usage: Usage | None = None
-
-    @model_validator(mode="after")
-    def _derive(self) -> TurnCompleted:
-        if self.turn == 0 and self.message_count is not None:
-            object.__setattr__(self, "turn", turn_from_message_count(self.message_count))
-        return self
 
 
 class ToolUsed(_Payload):

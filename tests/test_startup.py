@@ -137,7 +137,7 @@ def test_the_command_table_lists_every_command_of_every_module() -> None:
 
 
 def test_the_cli_constants_match_the_library() -> None:
-    from tooltray.memory.store.sql import DEFAULT_LIMIT
+    from tooltray.memory.cli.sqlconsole.sql import DEFAULT_LIMIT
     from tooltray.tools.render import RENDER_PATHS
     from tooltray.tools.tokens import ENCODINGS
 

@@ -26,6 +26,7 @@ from tooltray.memory.agent.calls import CallRunner, ToolCall
 from tooltray.memory.agent.textcalls import is_result_message, parse_tool_calls, result_message
 from tooltray.memory.agent.usage import add, usage_of
 from tooltray.memory.core.prompt import PromptView
+from tooltray.memory.core.session import user_turn
 from tooltray.tools.errors import ConfigError, ModelError, TooltrayError
 
 if TYPE_CHECKING:
@@ -199,7 +200,7 @@ class Agent:
             return self._all_tools(session_id, history)
 
     def _all_tools(self, session_id: str, history: Sequence[Message]) -> PromptView:
-        turn = sum(1 for m in self._visible(history) if m.get("role") == "user")
+        turn = user_turn(self._visible(history))
         return self.trinket.all_tools_view(session_id, turn)
 
     def _ask(self, view: PromptView, history: Sequence[Message], step: int) -> dict[str, Any]:

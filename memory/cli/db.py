@@ -4,7 +4,7 @@ Each takes ``--db URL`` (else ``TOOLTRAY_DB``, else ``db`` in ``tooltray.toml``,
 ``./tooltray.db``). ``sql`` runs on a read-only connection whose session user holds no power
 outside the database, within a time, row and output-size bound: on PostgreSQL a superuser or
 role-creating ``--db`` only prepares tooltray's own reader role, and the statement runs on a
-separate connection as that role (see :mod:`tooltray.memory.store.sql`);
+separate connection as that role (see :mod:`tooltray.memory.cli.sqlconsole.sql`);
 ``--sql-url`` / ``TOOLTRAY_SQL_URL`` may name a SELECT-only role instead.
 
 On a SQLite store (the default), ``sql``, ``history`` and ``db current`` read the file with the
@@ -28,10 +28,10 @@ from tooltray.memory.cli.console import print_table
 from tooltray.memory.cli.options import DB_OPTION, format_option
 
 if TYPE_CHECKING:  # the store (SQLAlchemy, Alembic) loads when a command runs, not on --help
+    from tooltray.memory.cli.sqlconsole.timeline import Timeline
     from tooltray.memory.store.records import HistoryEvent, TurnRecord
-    from tooltray.memory.store.timeline import Timeline
 
-# tooltray.memory.store.sql_limits' defaults, repeated so --help does not load it (a test
+# tooltray.memory.cli.sqlconsole.limits' defaults, repeated so --help does not load it (a test
 # keeps them equal)
 DEFAULT_LIMIT = 1000
 DEFAULT_SECONDS = 30.0
@@ -114,8 +114,8 @@ def db_upgrade(db: str | None) -> None:
 @FORMAT_OPTION
 def db_current(db: str | None, fmt: str) -> None:
     """Show the database's schema revision and whether it needs an upgrade."""
-    from tooltray.memory.store.opening import current, head
     from tooltray.memory.store.url import display_url
+    from tooltray.memory.store.versions import current, head
 
     url = store_url(db)
     rev, want = current(url), head()
@@ -150,7 +150,7 @@ def db_prune(before: datetime, db: str | None) -> None:
         raise StoreError(f"no tooltray database at {display_url(url)}: check --db / TOOLTRAY_DB")
     require_writable(url)
     with Store(url) as store:
-        report = prune_history(store.engine, before)
+        report = prune_history(store, before)
     click.echo(
         f"{display_url(url)}: dropped {report.history} history and {report.turns} turn rows "
         f"written before {before:%Y-%m-%d %H:%M:%S} UTC; learned state kept"
@@ -205,7 +205,7 @@ def sql_command(
 
     It stops with one line at --timeout or --max-bytes, or on Ctrl-C; --limit cuts the rows.
     """
-    from tooltray.memory.store.sql import resolve_sql_url, run_readonly
+    from tooltray.memory.cli.sqlconsole.sql import resolve_sql_url, run_readonly
 
     url = resolve_sql_url(sql_url, db)
     _require_store_file(url)
@@ -217,8 +217,8 @@ def sql_command(
 
 def _require_store_file(url: str) -> None:
     """A SQLite file must be a tooltray store: SQLite would answer ``SELECT 1`` on any file."""
-    from tooltray.memory.store.opening import checked_probe
     from tooltray.memory.store.url import display_url, plain_sqlite_path
+    from tooltray.memory.store.versions import checked_probe
     from tooltray.tools.errors import StoreError
 
     path = plain_sqlite_path(url)
@@ -313,8 +313,8 @@ def file_timeline(url: str, path: Path, session: str) -> Timeline | None:
     The file passes the store's opening rules first (ours, not damaged, at head), so a file the
     store would refuse is refused here with the same line.
     """
-    from tooltray.memory.store.opening import checked_probe, require_head
-    from tooltray.memory.store.timeline import read_timeline
+    from tooltray.memory.cli.sqlconsole.timeline import read_timeline
+    from tooltray.memory.store.versions import checked_probe, require_head
 
     require_head(url, checked_probe(url))
     return read_timeline(path, session)

@@ -22,6 +22,8 @@ import numpy as np
 from tooltray.tools.errors import StoreError
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from numpy import float32
     from numpy.typing import NDArray
 
@@ -31,6 +33,10 @@ if TYPE_CHECKING:
     from tooltray.memory.store.records import (
         Changes,
         HistoryEvent,
+        LearnClock,
+        LearnedMate,
+        PastRequest,
+        PruneReport,
         SessionInfo,
         SessionSnapshot,
         TurnRecord,
@@ -50,9 +56,8 @@ class DryStore:
 
     def __init__(self, inner: Store) -> None:
         self.inner = inner
-        self.engine = inner.engine  # the learned signals read their tables through it
 
-    def apply(self, session_id: str, changes: Changes) -> SessionSnapshot:
+    def apply(self, session_id: str, changes: Changes | Sequence[Changes]) -> SessionSnapshot:
         raise StoreError("a dry run changes no session: nothing was written")
 
     def snapshot(self, session_id: str) -> SessionSnapshot | None:
@@ -80,6 +85,17 @@ class DryStore:
 
     def get_result(self, handle: str) -> str | None:
         return self.inner.get_result(handle)
+
+    def learned_mates(
+        self, tools: Sequence[str], min_share: float
+    ) -> tuple[list[LearnedMate], LearnClock]:
+        return self.inner.learned_mates(tools, min_share)
+
+    def past_requests(self, after: int) -> tuple[LearnClock, list[PastRequest]]:
+        return self.inner.past_requests(after)
+
+    def prune(self, before: datetime) -> PruneReport:
+        raise StoreError("a dry run changes no session: nothing was pruned")
 
     def close(self) -> None:
         self.inner.close()

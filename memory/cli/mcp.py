@@ -47,8 +47,8 @@ def serve(
             "pip install 'tooltray[mcp]'."
         ) from exc
     from tooltray.memory.store.access import require_writable
-    from tooltray.memory.store.opening import checked_probe
     from tooltray.memory.store.url import resolve_url
+    from tooltray.memory.store.versions import checked_probe
 
     config = load_config(config_path)
     if http is not None:

@@ -3,16 +3,25 @@ through outages.
 
 Every change is applied to the live state first (:func:`apply_local`), so the turn goes on
 whatever the database does; then everything not yet stored goes to the store in order, in one
-transaction each. While the database is down the changes wait in ``state.pending`` and are
-replayed, in order, by the first commit that reaches it. Tool-used records are applied at once
-but stored with the next commit (:meth:`Journal.defer`): a burst of calls costs one
-transaction, and a crash loses at most the turn in flight.
+transaction. Inside :meth:`Journal.call` (one public call of the trinket) commits only stage
+their changes: the call computes first and stores its whole change set in one transaction at the
+end, and the signals it announced fire after that, so a receiver reads what the call stored.
+While the database is down the changes wait in ``state.pending`` and are replayed, in order, by
+the first commit that reaches it. Tool-used records are applied at once but stored with the
+next commit (:meth:`Journal.defer`): a burst of calls costs no transaction of its own, and a
+crash loses at most the turn in flight.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
 
+from blinker import NamedSignal
+from pydantic import BaseModel
+
+from tooltray.events import signals as sig
 from tooltray.memory.core import outages
 from tooltray.memory.core.session import SessionState
 from tooltray.memory.store.base import BaseStore
@@ -21,6 +30,7 @@ from tooltray.memory.store.rules import apply_local, empty_snapshot
 from tooltray.tools.errors import StoreError
 
 StartLate = Callable[[SessionState], None]
+Announcement = tuple[NamedSignal, str, BaseModel]
 
 
 class Journal:
@@ -34,6 +44,46 @@ class Journal:
     def __init__(self, store: BaseStore, start_late: StartLate) -> None:
         self.store = store
         self._start_late = start_late
+        self._touched: list[SessionState] | None = None
+        self._announced: list[Announcement | Callable[[], Any]] = []
+
+    @contextmanager
+    def call(self) -> Iterator[None]:
+        """One public call: its commits are stored in one transaction at the end, then announced.
+
+        Nested calls (a receiver of a signal the call itself emits) join the outer one.
+        """
+        if self._touched is not None:
+            yield
+            return
+        self._touched = []
+        try:
+            yield
+        finally:
+            touched, self._touched = self._touched, None
+            for state in touched:
+                self._store(state)
+            self._announce()
+
+    def announce(self, signal: NamedSignal, session_id: str, payload: BaseModel) -> None:
+        """Emit ``payload`` once the open call is stored (at once outside a call)."""
+        self._announced.append((signal, session_id, payload))
+        if self._touched is None:
+            self._announce()
+
+    def after(self, step: Callable[[], Any]) -> None:
+        """Run ``step`` once the open call is stored (at once outside a call)."""
+        self._announced.append(step)
+        if self._touched is None:
+            self._announce()
+
+    def _announce(self) -> None:
+        while self._announced:
+            item = self._announced.pop(0)
+            if callable(item):
+                item()
+            else:
+                sig.emit(*item)
 
     def fetch(self, session_id: str) -> SessionSnapshot | None:
         """The stored session; raises StoreError when the database cannot be asked."""
@@ -48,23 +98,35 @@ class Journal:
             return None
 
     def commit(self, state: SessionState, changes: Changes) -> None:
-        """Apply locally, then store everything not yet stored (deferred uses first), in order."""
+        """Apply locally, then store everything not yet stored (deferred uses first), in order.
+
+        Inside :meth:`call` the change is only staged: the call stores it with the rest.
+        """
         if state.deferred is not None:
             state.pending.append(state.deferred)
             state.deferred = None
         if not changes.empty():
             state.snapshot = apply_local(state.snapshot, changes)
             state.pending.append(changes)
+        if self._touched is None:
+            self._store(state)
+        elif all(s is not state for s in self._touched):
+            self._touched.append(state)
+
+    def _store(self, state: SessionState) -> None:
+        """Store the pending changes in one transaction; they stay queued when it fails."""
+        if state.deferred is not None:
+            state.pending.append(state.deferred)
+            state.deferred = None
         if not state.pending or (state.unread and not self._reread(state)):
             return
         try:
-            while state.pending:
-                stored = self.store.apply(state.session_id, state.pending[0])
-                state.pending.pop(0)
-            state.snapshot = stored
+            stored = self.store.apply(state.session_id, list(state.pending))
         except StoreError as exc:
             outages.warn(state, "store", exc)
             return
+        state.pending.clear()
+        state.snapshot = stored
         outages.recovered(state, "store")
 
     def defer(self, state: SessionState, changes: Changes) -> None:

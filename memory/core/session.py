@@ -38,6 +38,15 @@ def _counter(value: object, default: int) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else default
 
 
+def user_turn(messages: Sequence[dict[str, Any]]) -> int:
+    """The turn a conversation is at: its number of user messages (the one meaning of "turn").
+
+    Assistant replies and tool results do not count, so a turn with three tool calls is still
+    one turn, and idle eviction (``idle_turns``) and a fallback's one-turn life count user turns.
+    """
+    return len(user_texts(messages))
+
+
 def user_texts(messages: Sequence[dict[str, Any]]) -> list[str]:
     """The user messages' text, oldest first (list-of-parts contents are joined)."""
     out = []

@@ -1,9 +1,11 @@
 """The ToolLoaderTrinket: per-session working memory of loaded tools, changed only at safe moments.
 
-It listens to ``turn-completed``, ``tool-used`` and ``context-compacted``; answers ``prepare`` with
-the prompt for a turn; handles the meta-tools; and stores everything it learns in the same
-transaction as the state it changes. Selection runs at session start and explicit resume; later
-turns only append; idle tools leave only at boundaries (start, resume, compaction).
+It listens to ``turn-completed``, ``tool-used`` and ``context-compacted`` of its own sessions
+(blinker's sender filter: another trinket's sessions never reach it); answers ``prepare`` with
+the prompt for a turn; handles the meta-tools; and stores what each of those calls changes,
+learning included, in one transaction at the call's end, then fires its signals. Selection
+runs at session start and explicit resume; later turns only append; idle tools leave only at
+boundaries (start, resume, compaction).
 
 Faults never end the turn. With the embedder down (or the stored session unreadable) a session
 exposes every tool; with the database down it keeps its last known set and queues its changes.
@@ -16,8 +18,10 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
+
+from blinker import NamedSignal
 
 from tooltray.events import payloads as p
 from tooltray.events import signals as sig
@@ -34,6 +38,7 @@ from tooltray.memory.core.session import (
     grown_turn,
     learned_upto,
     user_texts,
+    user_turn,
 )
 from tooltray.memory.core.signals import SelectionSignals
 from tooltray.memory.core.views import (
@@ -63,6 +68,8 @@ from tooltray.tools.registry import ToolRegistry
 from tooltray.tools.spec import ToolSpec
 
 log = logging.getLogger("tooltray")
+
+Receiver = Callable[..., None]
 
 
 class ToolLoaderTrinket:
@@ -102,9 +109,11 @@ class ToolLoaderTrinket:
         self.shelf = ResultShelf(self.store, self.settings.result_max_chars)
         self._sessions: dict[str, SessionState] = {}
         self._lock = threading.RLock()
-        sig.turn_completed.connect(self._on_turn_completed)
-        sig.tool_used.connect(self._on_tool_used)
-        sig.context_compacted.connect(self._on_compacted)
+        self._receivers: tuple[tuple[NamedSignal, Receiver], ...] = (
+            (sig.turn_completed, self._on_turn_completed),
+            (sig.tool_used, self._on_tool_used),
+            (sig.context_compacted, self._on_compacted),
+        )
         sig.tools_registered.connect(self._on_tools_registered, sender=self.registry)
 
     def _open_store(self) -> BaseStore:
@@ -125,9 +134,9 @@ class ToolLoaderTrinket:
     def close(self) -> None:
         """Store what is deferred and stop listening to signals (the stored state stays)."""
         self.flush()
-        sig.turn_completed.disconnect(self._on_turn_completed)
-        sig.tool_used.disconnect(self._on_tool_used)
-        sig.context_compacted.disconnect(self._on_compacted)
+        with self._lock:
+            for session_id in list(self._sessions):
+                self._forget(session_id)
         sig.tools_registered.disconnect(self._on_tools_registered, sender=self.registry)
 
     def __enter__(self) -> ToolLoaderTrinket:
@@ -147,29 +156,33 @@ class ToolLoaderTrinket:
         """
         with self._lock:
             self.flush(session_id)
-            self._sessions.pop(session_id, None)
+            self._forget(session_id)
             existed = self._usable() and self.journal.read(session_id) is not None
-            state = self._state(session_id)
-            if existed and state.health != "disabled":
-                turn = len(user_texts(messages))
-                if turn > state.turn:
-                    self.journal.commit(state, Changes(turn=turn))
-                self._boundary(state)
-            return self._prepare(state, list(messages))
+            with self.journal.call():
+                state = self._state(session_id)
+                if existed and state.health != "disabled":
+                    turn = user_turn(messages)
+                    if turn > state.turn:
+                        self.journal.commit(state, Changes(turn=turn))
+                    self._boundary(state)
+                return self._prepare(state, list(messages))
 
     def prepare(self, session_id: str, messages: Sequence[dict[str, Any]]) -> PromptView:
         """The prompt for this turn: call before every model request (also mid-turn)."""
-        with self._lock:
+        with self._lock, self.journal.call():
             return self._prepare(self._state(session_id), list(messages))
 
     def end(self, session_id: str) -> None:
         """Mark the session ended; its state stays in the store for a later resume."""
         with self._lock:
-            state = self._state(session_id)
-            ended = Changes(status="ended", events=[self._event(state, "ended")])
-            self.journal.commit(state, ended)
-            sig.emit(sig.session_ended, session_id, p.SessionEnded(turn=state.turn))
-            self._sessions.pop(session_id, None)
+            with self.journal.call():
+                state = self._state(session_id)
+                ended = Changes(status="ended", events=[self._event(state, "ended")])
+                self.journal.commit(state, ended)
+                self.journal.announce(
+                    sig.session_ended, session_id, p.SessionEnded(turn=state.turn)
+                )
+            self._forget(session_id)
 
     def compact(self, session_id: str, turn: int | None = None) -> list[str]:
         """Tell tooltray the context was compacted: a boundary where idle tools are evicted."""
@@ -215,7 +228,7 @@ class ToolLoaderTrinket:
     def run_meta(self, session_id: str, name: str, arguments: Any) -> tuple[str, bool]:
         """:meth:`handle_meta`'s text, and whether the call was refused (unusable arguments or
         not a meta-tool): a protocol with an error flag, MCP's ``isError``, must set it."""
-        with self._lock:
+        with self._lock, self.journal.call():
             state = self._state(session_id)
             try:
                 out, escape = dispatch(
@@ -233,12 +246,12 @@ class ToolLoaderTrinket:
                 return f"Error: {exc}", True
             mark_escape(state, out, escape)
             self.journal.commit(state, out.changes)
-            announce(state, out, escape)
+            self.journal.after(lambda: announce(state, out, escape))
             return out.text, False
 
     def refuse(self, session_id: str, tool: str, reason: str) -> None:
         """Record that a call to ``tool`` was refused (not allowed, unknown, bad arguments)."""
-        with self._lock:
+        with self._lock, self.journal.call():
             state = self._state(session_id)
             event = self._event(state, "refused", tool[:64], reason[:500])
             self.journal.commit(state, Changes(events=[event]))
@@ -285,19 +298,19 @@ class ToolLoaderTrinket:
         """Near duplicates of tools registered at run time: logged, and recorded in each session."""
         from tooltray.memory.core.registration import as_events, near_duplicates
 
-        with self._lock:
+        with self._lock, self.journal.call():
             found = near_duplicates(payload.tools, self.registry, self.settings, self.store)
             for state in list(self._sessions.values()) if found else []:
                 rows = as_events(state.session_id, state.turn, found)
                 self.journal.commit(state, Changes(events=rows))
 
     def _on_turn_completed(self, sender: Any, payload: p.TurnCompleted, **_: Any) -> None:
-        with self._lock:
+        with self._lock, self.journal.call():
             state = self._sessions.get(str(sender))
             if state is None or not self.enabled:
                 return
-            turn = max(payload.turn, state.turn)
-            changes = expire_fallback(state, turn)
+            turn = max(payload.turn, state.turn)  # 0 (not given): the turn prepare last saw
+            changes = expire_fallback(state, turn, self.journal.announce)
             changes.turn = turn
             changes.usage = state.meter.close(state.turn, payload.usage)
             changes.learn = self._lesson(state, turn)
@@ -317,12 +330,12 @@ class ToolLoaderTrinket:
         return lesson(self.settings, turn, tools, text, self.planner.message_vector)
 
     def _on_compacted(self, sender: Any, payload: p.ContextCompacted, **_: Any) -> None:
-        with self._lock:
+        with self._lock, self.journal.call():
             state = self._sessions.get(str(sender))
             if state is None or not self.enabled:
                 return
             turn = max(payload.turn or 0, state.turn)
-            changes = evict(state, turn, self.settings.idle_turns)
+            changes = evict(state, turn, self.settings.idle_turns, self.journal.announce)
             changes.events.append(self._event(state, "compacted"))
             self.journal.commit(state, changes)
 
@@ -337,6 +350,18 @@ class ToolLoaderTrinket:
     ) -> HistoryEvent:
         return HistoryEvent(state.session_id, state.turn, kind, tool=tool, detail=detail)
 
+    def _keep(self, state: SessionState) -> None:
+        """Hold ``state`` live and listen to its session's signals only (not other trinkets')."""
+        self._sessions[state.session_id] = state
+        for signal, receiver in self._receivers:
+            signal.connect(receiver, sender=state.session_id)
+
+    def _forget(self, session_id: str) -> None:
+        """Drop the live state and stop listening to its session."""
+        if self._sessions.pop(session_id, None) is not None:
+            for signal, receiver in self._receivers:
+                signal.disconnect(receiver, sender=session_id)
+
     def _usable(self) -> bool:
         """Whether sessions are read from the store: the loader is on and its database opened."""
         return self.enabled and self.store_error is None
@@ -349,12 +374,13 @@ class ToolLoaderTrinket:
         try:
             snapshot = self.journal.fetch(session_id) if self._usable() else None
         except StoreError as exc:
-            state = self._sessions[session_id] = self.journal.unread(session_id, exc)
+            state = self.journal.unread(session_id, exc)
+            self._keep(state)
             return state
         state = SessionState(session_id, snapshot or empty_snapshot(session_id))
         state.grown_turn = grown_turn(state.snapshot)
         state.learned_upto = learned_upto(state.snapshot)
-        self._sessions[session_id] = state
+        self._keep(state)
         if not self.enabled:
             state.health = "disabled"
         elif self.store_error is not None:
@@ -366,14 +392,18 @@ class ToolLoaderTrinket:
     def _boundary(self, state: SessionState, fresh: bool = False) -> None:
         """Start or resume ``state``; a ``fresh`` start is stored only if no process beat us."""
         resumed = bool(state.snapshot.loaded) or state.turn > 0
-        changes = evict(state, state.turn, self.settings.idle_turns) if resumed else Changes()
+        changes = (
+            evict(state, state.turn, self.settings.idle_turns, self.journal.announce)
+            if resumed
+            else Changes()
+        )
         changes.events.append(self._event(state, "resumed" if resumed else "started"))
         changes.meta = {"selected": False}
         changes.status = "active"
         changes.only_new = fresh
         self.journal.commit(state, changes)
         started = p.SessionStarted(turn=state.turn, resumed=resumed, loaded=state.loaded_names())
-        sig.emit(sig.session_started, state.session_id, started)
+        self.journal.announce(sig.session_started, state.session_id, started)
 
     def _prepare(self, state: SessionState, messages: list[dict[str, Any]]) -> PromptView:
         if state.health == "disabled":
@@ -382,10 +412,10 @@ class ToolLoaderTrinket:
         if self.settings.learn == "on" and users:
             state.user_texts = users
         changes = Changes()
-        turn = len(users)
+        turn = len(users)  # = user_turn(messages): the one meaning of "turn"
         if turn > state.turn:
             if state.fallback_turn is not None and state.fallback_turn < turn:
-                changes = expire_fallback(state, turn)
+                changes = expire_fallback(state, turn, self.journal.announce)
             changes.turn = turn
             self.journal.commit(state, changes)
         try:
@@ -439,7 +469,7 @@ class ToolLoaderTrinket:
             why = ", ".join(f"{c.name} ({c.source} {c.score or 0:.2f})" for c in plan.loads)
             log.info("%s turn %d %s: %s", state.session_id, state.turn, plan.mode, why)
             loaded = p.ToolsLoaded(turn=state.turn, tools=names, source=plan.loads[0].source)
-            sig.emit(sig.tools_loaded, state.session_id, loaded)
+            self.journal.announce(sig.tools_loaded, state.session_id, loaded)
 
     def _view(self, state: SessionState) -> PromptView:
         if state.health == "degraded":
@@ -452,7 +482,7 @@ class ToolLoaderTrinket:
         if found is not None:
             self.journal.commit(state, Changes(turn_record=found[0]))
             if found[1]:
-                announce_prefix(state, view)
+                self.journal.after(lambda: announce_prefix(state, view))
 
     def _search(self, state: SessionState) -> Search:
         """The planner's search for ``load_tools``; lexical while the embedder is down."""

@@ -16,11 +16,11 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from sqlalchemy import Engine
 
 from tooltray.memory.embedders.dot import dot_rows
 from tooltray.memory.learning.matrix import RequestMatrix
-from tooltray.memory.store.learned import read_clock, read_mates, read_requests
+from tooltray.memory.store.base import BaseStore
+from tooltray.memory.store.records import LearnedMate, PastRequest
 
 log = logging.getLogger("tooltray")
 Allowed = Callable[[str], bool]
@@ -41,13 +41,13 @@ class StoreSignals:
     """What the store learned, filtered by the allow-list at read time (a denied tool never shows).
 
     Args:
-        engine: the store's engine (reads only).
+        store: the store (reads only, through its protocol: any store that learns).
         allowed: the registry's allow check, asked on every answer (the list may change).
         half_life: learned turns after which a past request's vote counts half.
     """
 
-    def __init__(self, engine: Engine, allowed: Allowed, half_life: float) -> None:
-        self.engine = engine
+    def __init__(self, store: BaseStore, allowed: Allowed, half_life: float) -> None:
+        self.store = store
         self.allowed = allowed
         self.half_life = half_life
         self._rows = RequestMatrix()
@@ -60,21 +60,21 @@ class StoreSignals:
         if not asked:
             return {}
         try:
-            with self.engine.connect() as conn:
-                rows = read_mates(conn, asked, MIN_SHARE)
-                clock = read_clock(conn)
+            rows, clock = self.store.learned_mates(asked, MIN_SHARE)
         except Exception as exc:  # noqa: BLE001 - hints must never cost the turn
             log.debug("tooltray: learned companions unavailable: %s", exc)
             return {}
         prior = PRIOR * 2.0 ** ((clock.newest - clock.epoch) / self.half_life)
         return self._strengths(rows, set(asked), prior)
 
-    def _strengths(self, rows: list[Any], asked: set[str], prior: float) -> dict[str, float]:
+    def _strengths(
+        self, rows: list[LearnedMate], asked: set[str], prior: float
+    ) -> dict[str, float]:
         out: dict[str, float] = {}
-        for _, mate, weight, own in rows:
-            if mate not in asked:
-                strength = min(1.0, float(weight) / (float(own) + prior))
-                out[mate] = max(out.get(mate, 0.0), strength)
+        for row in rows:
+            if row.mate not in asked:
+                strength = min(1.0, row.weight / (row.own + prior))
+                out[row.mate] = max(out.get(row.mate, 0.0), strength)
         return {name: value for name, value in out.items() if self.allowed(name)}
 
     def past_requests(
@@ -139,22 +139,20 @@ class StoreSignals:
     def refresh(self) -> int:
         """Load rows learned since the last call (any process); return the newest id stored."""
         last = self._rows.last_id()
-        with self.engine.connect() as conn:
-            clock = read_clock(conn)
-            fresh = read_requests(conn, last) if clock.newest > last else []
+        clock, fresh = self.store.past_requests(last)
         with self._lock:
             self._rows.drop_below(clock.oldest)
             self._append(fresh)
         return clock.newest
 
-    def _append(self, rows: list[Any]) -> None:
+    def _append(self, rows: list[PastRequest]) -> None:
         dim = self._rows.dim or (rows[-1].dim if rows else None)
         rows = [r for r in rows if r.vector is not None and r.dim == dim]  # one embedder's rows
         if rows:
-            block = np.stack([np.frombuffer(bytes(r.vector), np.float32) for r in rows])
-            tools = [[str(t) for t in r.tools] for r in rows]
-            sessions = [str(r.session_id) for r in rows]
-            self._rows.append([int(r.id) for r in rows], block, tools, sessions)
+            block = np.stack([np.frombuffer(bytes(r.vector or b""), np.float32) for r in rows])
+            tools = [list(r.tools) for r in rows]
+            sessions = [r.session_id for r in rows]
+            self._rows.append([r.id for r in rows], block, tools, sessions)
 
 
 def _weights(n: int, given: Sequence[float] | None) -> NDArray[np.float32]:

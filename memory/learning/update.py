@@ -15,6 +15,7 @@ from numpy.typing import NDArray
 
 from tooltray.memory.config import Settings
 from tooltray.memory.learning.signals import StoreSignals
+from tooltray.memory.store.base import BaseStore
 from tooltray.memory.store.records import Learning
 
 if TYPE_CHECKING:  # the core imports this package: importing it back here would be a cycle
@@ -45,12 +46,11 @@ def lesson(
 
 
 def learned_signals(
-    store: object, allowed: Callable[[str], bool], settings: Settings
+    store: BaseStore, allowed: Callable[[str], bool], settings: Settings
 ) -> SelectionSignals:
-    """The store's learned signals, or :class:`NoSignals` (learning off, or no SQL store)."""
+    """The store's learned signals (any store learns), or :class:`NoSignals` (learning off)."""
     from tooltray.memory.core.signals import NoSignals
 
-    engine = getattr(store, "engine", None)
-    if settings.learn == "off" or engine is None:
+    if settings.learn == "off":
         return NoSignals()
-    return StoreSignals(engine, allowed, settings.learn_half_life)
+    return StoreSignals(store, allowed, settings.learn_half_life)

@@ -16,7 +16,7 @@ from tooltray.tools.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from tooltray.memory.store.base import BaseStore
-    from tooltray.memory.store.engine import make_engine, readonly_engine
+    from tooltray.memory.store.engine import make_engine
     from tooltray.memory.store.memory import MemoryStore
     from tooltray.memory.store.migrate import check, current, head, upgrade
     from tooltray.memory.store.records import (
@@ -38,7 +38,7 @@ __getattr__, __dir__ = lazy_exports(
     globals(),
     {
         ".base": ("BaseStore",),
-        ".engine": ("make_engine", "readonly_engine"),
+        ".engine": ("make_engine",),
         ".memory": ("MemoryStore",),
         ".migrate": ("check", "current", "head", "upgrade"),
         ".records": (
@@ -77,7 +77,6 @@ __all__ = [
     "empty_snapshot",
     "head",
     "make_engine",
-    "readonly_engine",
     "resolve_url",
     "upgrade",
 ]

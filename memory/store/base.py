@@ -10,11 +10,16 @@ exists; the contract tests run the same suite over every implementation.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from tooltray.memory.store.records import (
     Changes,
     HistoryEvent,
+    LearnClock,
+    LearnedMate,
+    PastRequest,
+    PruneReport,
     SessionInfo,
     SessionSnapshot,
     TurnRecord,
@@ -27,14 +32,20 @@ if TYPE_CHECKING:
 
 @runtime_checkable
 class BaseStore(Protocol):
-    """Sessions, their loaded sets and history, turn records, cached vectors and long results.
+    """Sessions, their loaded sets and history, turn records, what finished turns taught
+    (written by :meth:`apply` with the turn, read back by learning), cached vectors and long
+    results.
 
     Every method either does what it says or raises :class:`~tooltray.tools.errors.StoreError`
     naming the fix; a change is applied whole or not at all.
     """
 
-    def apply(self, session_id: str, changes: Changes) -> SessionSnapshot:
-        """Apply ``changes`` to ``session_id`` in one transaction; return the stored result."""
+    def apply(self, session_id: str, changes: Changes | Sequence[Changes]) -> SessionSnapshot:
+        """Apply ``changes`` to ``session_id`` in one transaction; return the stored result.
+
+        A sequence is one public call's change set: its steps apply in order, each with its
+        own guards, all in the one transaction.
+        """
 
     def snapshot(self, session_id: str) -> SessionSnapshot | None:
         """The session as stored (``None`` if it was never written)."""
@@ -61,6 +72,20 @@ class BaseStore(Protocol):
 
     def get_result(self, handle: str) -> str | None:
         """The full text stored under ``handle``, or ``None``."""
+
+    def learned_mates(
+        self, tools: Sequence[str], min_share: float
+    ) -> tuple[list[LearnedMate], LearnClock]:
+        """Learned co-use mates of ``tools`` with at least ``min_share`` of a tool's own weight,
+        and the clock their weights are read at (one read)."""
+
+    def past_requests(self, after: int) -> tuple[LearnClock, list[PastRequest]]:
+        """The clock, and the learned turns with a vector and an id above ``after``, oldest
+        first (none when nothing newer was learned)."""
+
+    def prune(self, before: datetime) -> PruneReport:
+        """Drop ``history`` and ``turns`` rows written before ``before`` (aware, UTC) in one
+        transaction; sessions, loaded sets and what was learned stay."""
 
     def close(self) -> None:
         """Release what the store holds open (its state may outlive this object)."""

@@ -16,24 +16,21 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, Table, bindparam, delete, func, select, text, update
 
+from tooltray.memory.store.learned_memory import KEEP_SHARE, REBASE_AT, every, pairs
 from tooltray.memory.store.models import Base, utcnow
 from tooltray.memory.store.queries import upsert
-from tooltray.memory.store.records import Learning
+from tooltray.memory.store.records import LearnClock, LearnedMate, Learning, PastRequest
 
 PAIRS: Table = Base.metadata.tables["learn_pairs"]
 REQUESTS: Table = Base.metadata.tables["learn_requests"]
 META: Table = Base.metadata.tables["tooltray_meta"]
 EPOCH_KEY = "learn_epoch"
-REBASE_AT = 512.0
-"""Exponent (in half-lives) at which every weight is rescaled; 2**512 is far from overflow."""
 PG_LOCK_KEY = 7_461_120_314
 """Advisory lock: learning transactions share it, a rescale takes it alone (PostgreSQL)."""
-KEEP_SHARE = 0.9
 
 
 def learn_turn(conn: Connection, session_id: str, lesson: Learning) -> None:
@@ -48,28 +45,10 @@ def learn_turn(conn: Connection, session_id: str, lesson: Learning) -> None:
     epoch = _epoch_for(conn, row_id, epoch, lesson.half_life)
     weight = 2.0 ** ((row_id - epoch) / lesson.half_life)
     _add_pairs(conn, pairs(tools, previous), weight)
-    if row_id % _every(lesson.max_requests) == 0:
+    if row_id % every(lesson.max_requests) == 0:
         conn.execute(delete(REQUESTS).where(REQUESTS.c.id <= row_id - lesson.max_requests))
-    if row_id % _every(lesson.max_pairs) == 0:
+    if row_id % every(lesson.max_pairs) == 0:
         evict_pairs(conn, lesson.max_pairs)
-
-
-def _every(cap: int) -> int:
-    """How many learned turns apart a bound is enforced: up to 64, so a cap overshoots by <2%."""
-    return max(1, min(64, cap // 64))
-
-
-def pairs(tools: list[str], previous: list[str]) -> list[tuple[str, str]]:
-    """(tool, mate) pairs one turn teaches: each tool with itself, same-turn mates both ways,
-    and previous-turn tools both ways (a token fetched one turn, used the next)."""
-    out: set[tuple[str, str]] = set()
-    for a in tools:
-        out.add((a, a))
-        out.update((a, b) for b in tools if b != a)
-        for b in previous:
-            if b not in tools:
-                out.update({(a, b), (b, a)})
-    return sorted(out)  # one lock order for every writer (no deadlocks on PostgreSQL)
 
 
 def _insert_request(
@@ -184,14 +163,15 @@ def evict_pairs(conn: Connection, cap: int) -> int:
     return int(conn.execute(delete(PAIRS).where(PAIRS.c.weight <= cut)).rowcount)
 
 
-def read_mates(conn: Connection, tools: list[str], min_share: float) -> list[Any]:
-    """Tuples ``(tool, mate, weight, own weight)`` of the given tools' mates.
+def read_mates(conn: Connection, tools: list[str], min_share: float) -> list[LearnedMate]:
+    """The given tools' mates (with each tool's own weight).
 
     Only mates whose weight is at least ``min_share`` of the tool's own come back: a hub tool
     has hundreds of rare mates, and reading them all would cost more than the selection.
     """
     params = {"tools": list(tools), "share": min_share}
-    return [tuple(r) for r in conn.execute(_MATES, params).all()]
+    rows = conn.execute(_MATES, params).all()
+    return [LearnedMate(str(t), str(m), float(w), float(o)) for t, m, w, o in rows]
 
 
 def _mates_query() -> Any:
@@ -210,19 +190,10 @@ def _mates_query() -> Any:
 _MATES = _mates_query()
 
 
-@dataclass(frozen=True)
-class Clock:
-    """Where the learned state stands: the newest and oldest learned ids, and the epoch."""
-
-    newest: int
-    oldest: int
-    epoch: int
-
-
-def read_clock(conn: Connection) -> Clock:
-    """The :class:`Clock` in one round trip (it is asked at every selection)."""
+def read_clock(conn: Connection) -> LearnClock:
+    """The :class:`LearnClock` in one round trip (it is asked at every selection)."""
     row = conn.execute(_CLOCK).one()
-    return Clock(int(row[0] or 0), int(row[1] or 0), _as_epoch(row[2]))
+    return LearnClock(int(row[0] or 0), int(row[1] or 0), _as_epoch(row[2]))
 
 
 def _clock_query() -> Any:
@@ -234,10 +205,19 @@ def _clock_query() -> Any:
 _CLOCK = _clock_query()
 
 
-def read_requests(conn: Connection, after: int) -> list[Any]:
-    """Rows ``(id, tools, dim, vector, session_id)`` with a vector and an id above ``after``,
-    oldest first."""
+def read_requests(conn: Connection, after: int) -> list[PastRequest]:
+    """Learned turns with a vector and an id above ``after``, oldest first."""
     cols = REQUESTS.c
     query = select(cols.id, cols.tools, cols.dim, cols.vector, cols.session_id)
     query = query.where((cols.id > after) & cols.vector.is_not(None)).order_by(cols.id)
-    return list(conn.execute(query).all())
+    return [
+        PastRequest(
+            int(r.id), tuple(str(t) for t in _tools(r.tools)), r.dim, r.vector, r.session_id
+        )
+        for r in conn.execute(query).all()
+    ]
+
+
+def _tools(stored: Any) -> list[Any]:
+    found = json.loads(stored) if isinstance(stored, str) else stored
+    return found if isinstance(found, list) else []

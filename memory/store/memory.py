@@ -1,5 +1,8 @@
 """An in-memory store: the same contract as the database, kept in this process only.
 
+It learns too (:class:`~tooltray.memory.store.learned_memory.LearnedTables`), so a trinket on it
+reads back what its finished turns taught, as one on a database does.
+
 Built on the store's own change rules (:mod:`tooltray.memory.store.rules`), so a session
 behaves exactly as it would over SQLite or PostgreSQL, minus durability and sharing. Used when
 the loader is off, when the configured database cannot be opened (the agent then runs degraded
@@ -17,9 +20,14 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from tooltray.memory.store.learned_memory import LearnedTables
 from tooltray.memory.store.records import (
     Changes,
     HistoryEvent,
+    LearnClock,
+    LearnedMate,
+    PastRequest,
+    PruneReport,
     SessionInfo,
     SessionSnapshot,
     TurnRecord,
@@ -40,31 +48,43 @@ class MemoryStore:
         self._turns: dict[tuple[str, int], TurnRecord] = {}
         self._vectors: dict[tuple[str, str], NDArray[np.float32]] = {}
         self._results: dict[str, str] = {}
+        self._learned = LearnedTables()
 
     def __repr__(self) -> str:
         return f"MemoryStore({len(self._sessions)} sessions)"
 
-    def apply(self, session_id: str, changes: Changes) -> SessionSnapshot:
+    def apply(self, session_id: str, changes: Changes | Sequence[Changes]) -> SessionSnapshot:
         """Apply ``changes`` as the database would, guards included; return the result."""
         with self._lock:
-            before = self._sessions.get(session_id)
-            existed = before is not None
-            current = before or empty_snapshot(session_id)
-            if changes.skipped(current.meta, existed):
-                self._sessions[session_id] = current
-                return current
-            self._append(history_rows(current, changes))
-            if changes.turn_record is not None:
-                record = changes.turn_record
-                stamped = replace(record, at=record.at or datetime.now(timezone.utc))
-                self._turns[(session_id, record.turn)] = stamped
-            used = changes.usage
-            if used is not None and (session_id, used.turn) in self._turns:
-                key = (session_id, used.turn)
-                self._turns[key] = with_usage(self._turns[key], used)
-            after = apply_local(current, changes)
-            self._sessions[session_id] = after
-            return after
+            if isinstance(changes, Changes):
+                return self._apply(session_id, changes)
+            found = [self._apply(session_id, step) for step in changes]
+            return (
+                found[-1] if found else self._sessions.get(session_id, empty_snapshot(session_id))
+            )
+
+    def _apply(self, session_id: str, changes: Changes) -> SessionSnapshot:
+        """One step, under the caller's lock."""
+        before = self._sessions.get(session_id)
+        existed = before is not None
+        current = before or empty_snapshot(session_id)
+        if changes.skipped(current.meta, existed):
+            self._sessions[session_id] = current
+            return current
+        self._append(history_rows(current, changes))
+        if changes.turn_record is not None:
+            record = changes.turn_record
+            stamped = replace(record, at=record.at or datetime.now(timezone.utc))
+            self._turns[(session_id, record.turn)] = stamped
+        used = changes.usage
+        if used is not None and (session_id, used.turn) in self._turns:
+            key = (session_id, used.turn)
+            self._turns[key] = with_usage(self._turns[key], used)
+        if changes.learn is not None:
+            self._learned.learn(session_id, changes.learn)
+        after = apply_local(current, changes)
+        self._sessions[session_id] = after
+        return after
 
     def _append(self, rows: list[HistoryEvent]) -> None:
         now = datetime.now(timezone.utc)
@@ -124,6 +144,28 @@ class MemoryStore:
         """The content kept under ``handle``, or ``None``."""
         with self._lock:
             return self._results.get(handle)
+
+    def learned_mates(
+        self, tools: Sequence[str], min_share: float
+    ) -> tuple[list[LearnedMate], LearnClock]:
+        """Learned co-use mates of ``tools`` and the clock they are read at."""
+        with self._lock:
+            return self._learned.mates(tools, min_share), self._learned.clock()
+
+    def past_requests(self, after: int) -> tuple[LearnClock, list[PastRequest]]:
+        """The clock and the learned turns with a vector after ``after``."""
+        with self._lock:
+            return self._learned.clock(), self._learned.requests(after)
+
+    def prune(self, before: datetime) -> PruneReport:
+        """Drop history and turn records written before ``before``."""
+        with self._lock:
+            history = [e for e in self._history if e.at is not None and e.at < before]
+            turns = [k for k, r in self._turns.items() if r.at is not None and r.at < before]
+            self._history = [e for e in self._history if e not in history]
+            for key in turns:
+                del self._turns[key]
+        return PruneReport(len(history), len(turns))
 
     def close(self) -> None:
         """Nothing to release: the state stays with this object."""

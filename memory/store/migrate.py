@@ -3,7 +3,7 @@
 A fresh database is brought to the newest schema on first open. Anything else that is not at
 :func:`head` is refused with the command that fixes it, and a file that is not a tooltray database
 (or not a database at all) is never touched. The checks themselves need neither SQLAlchemy nor
-Alembic and live in :mod:`~tooltray.memory.store.opening` (re-exported here), where the read-only
+Alembic and live in :mod:`~tooltray.memory.store.versions` (re-exported here), where the read-only
 commands use them; this module adds what changes a database.
 """
 
@@ -17,7 +17,9 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from tooltray.memory.store.access import require_writable
 from tooltray.memory.store.engine import IMMEDIATE, make_engine, sqlite_path
-from tooltray.memory.store.opening import (
+from tooltray.memory.store.probe import display_url, first_line
+from tooltray.memory.store.url import resolve_url
+from tooltray.memory.store.versions import (
     alembic_config,
     checked_probe,
     current,
@@ -26,8 +28,6 @@ from tooltray.memory.store.opening import (
     newer,
     require_head,
 )
-from tooltray.memory.store.probe import display_url, first_line
-from tooltray.memory.store.url import resolve_url
 from tooltray.tools.errors import StoreError
 
 __all__ = [

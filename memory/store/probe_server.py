@@ -1,6 +1,6 @@
 """Probe a database through SQLAlchemy: a server, or a SQLite URL the plain reader leaves alone.
 
-Kept apart from :mod:`tooltray.memory.store.probe` so that probing a plain SQLite file never
+Kept apart from :mod:`tooltray.memory.store.probe_file` so that probing a plain SQLite file never
 imports SQLAlchemy (see :mod:`tooltray.memory.store.url`).
 """
 
@@ -10,14 +10,14 @@ from sqlalchemy import inspect, text
 from sqlalchemy.exc import SQLAlchemyError
 
 from tooltray.memory.store.engine import is_sqlite, make_engine, sqlite_path
-from tooltray.memory.store.probe import (
+from tooltray.memory.store.probe_file import (
     VERSION_TABLE,
     Probe,
     classify,
-    display_url,
     first_line,
     probe_sqlite_file,
 )
+from tooltray.memory.store.url import display_url
 from tooltray.tools.errors import StoreError
 
 

@@ -270,3 +270,42 @@ class SessionInfo:
     loaded_count: int
     created_at: datetime | None = None
     updated_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class PruneReport:
+    """How many raw rows a prune removed (``history`` and ``turns``)."""
+
+    history: int
+    turns: int
+
+
+@dataclass(frozen=True)
+class LearnClock:
+    """Where the learned state stands: the newest and oldest learned ids, and the epoch the
+    co-use weights count from (see :mod:`tooltray.memory.store.learned`)."""
+
+    newest: int
+    oldest: int
+    epoch: int
+
+
+@dataclass(frozen=True)
+class LearnedMate:
+    """One learned co-use pair read back: ``mate``'s weight with ``tool`` and ``tool``'s own."""
+
+    tool: str
+    mate: str
+    weight: float
+    own: float
+
+
+@dataclass(frozen=True)
+class PastRequest:
+    """One learned past turn with a vector: the tools its request led to, in its session."""
+
+    id: int
+    tools: tuple[str, ...]
+    dim: int | None
+    vector: bytes | None
+    session_id: str

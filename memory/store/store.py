@@ -8,10 +8,11 @@ what the database holds. Transient lock errors are retried; everything else is a
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from sqlalchemy import Connection, Engine, select
+from sqlalchemy import Connection, Engine, delete, select
 
 from tooltray.memory.store.apply import apply_changes
 from tooltray.memory.store.engine import BUSY_MS, IMMEDIATE, is_sqlite, make_engine, sqlite_path
@@ -19,7 +20,9 @@ from tooltray.memory.store.migrate import ensure_schema, upgrade_engine
 from tooltray.memory.store.models import utcnow
 from tooltray.memory.store.probe import display_url
 from tooltray.memory.store.queries import (
+    HISTORY,
     RESULTS,
+    TURNS,
     read_history,
     read_sessions,
     read_snapshot,
@@ -29,11 +32,16 @@ from tooltray.memory.store.queries import (
 from tooltray.memory.store.records import (
     Changes,
     HistoryEvent,
+    LearnClock,
+    LearnedMate,
+    PastRequest,
+    PruneReport,
     SessionInfo,
     SessionSnapshot,
     TurnRecord,
 )
 from tooltray.memory.store.retry import Patience
+from tooltray.memory.store.rules import empty_snapshot
 from tooltray.memory.store.url import resolve_url
 
 if TYPE_CHECKING:
@@ -82,20 +90,34 @@ class Store:
         return self._writes.run(lambda wait: self._once(fn, wait, writer=True), what=what)
 
     def _read(self, what: str, fn: Callable[[Connection], T]) -> T:
+        """Run ``fn`` in a transaction that is rolled back: a read never commits."""
         return self._reads.run(lambda wait: self._once(fn, wait, writer=False), what=what)
 
     def _once(self, fn: Callable[[Connection], T], wait: float, *, writer: bool) -> T:
         """One transaction that waits at most ``wait`` seconds for another process's lock."""
         options = {IMMEDIATE: writer, BUSY_MS: int(wait * 1000)}
-        with self.engine.execution_options(**options).begin() as conn:
+        engine = self.engine.execution_options(**options)
+        if not writer:
+            with engine.connect() as conn:  # rolled back on close: a read never commits
+                return fn(conn)
+        with engine.begin() as conn:
             return fn(conn)
 
-    def apply(self, session_id: str, changes: Changes) -> SessionSnapshot:
-        """Apply ``changes`` to ``session_id`` in one transaction; return the stored result."""
-        return self._write(
-            f"apply changes to session {session_id!r}",
-            lambda conn: apply_changes(conn, session_id, changes),
-        )
+    def apply(self, session_id: str, changes: Changes | Sequence[Changes]) -> SessionSnapshot:
+        """Apply ``changes`` to ``session_id`` in one transaction; return the stored result.
+
+        A sequence (one public call's change set) applies step by step, each with its own
+        guards, in the same transaction.
+        """
+        steps = [changes] if isinstance(changes, Changes) else list(changes)
+
+        def write(conn: Connection) -> SessionSnapshot:
+            stored = read_snapshot(conn, session_id) if not steps else None
+            for changes in steps:
+                stored = apply_changes(conn, session_id, changes)
+            return stored or empty_snapshot(session_id)
+
+        return self._write(f"apply changes to session {session_id!r}", write)
 
     def snapshot(self, session_id: str) -> SessionSnapshot | None:
         """The session as stored (``None`` if it was never written); does not read history."""
@@ -162,6 +184,37 @@ class Store:
         """The full text stored under ``handle``, or ``None``."""
         query = select(RESULTS.c.content).where(RESULTS.c.handle == handle)
         return self._read(f"read result {handle!r}", lambda conn: conn.execute(query).scalar())
+
+    def learned_mates(
+        self, tools: Sequence[str], min_share: float
+    ) -> tuple[list[LearnedMate], LearnClock]:
+        """Learned co-use mates of ``tools`` and the clock they are read at, in one read."""
+        from tooltray.memory.store.learned import read_clock, read_mates
+
+        def read(conn: Connection) -> tuple[list[LearnedMate], LearnClock]:
+            return read_mates(conn, list(tools), min_share), read_clock(conn)
+
+        return self._read("read learned companions", read)
+
+    def past_requests(self, after: int) -> tuple[LearnClock, list[PastRequest]]:
+        """The clock and the learned turns with a vector after ``after`` (none if none newer)."""
+        from tooltray.memory.store.learned import read_clock, read_requests
+
+        def read(conn: Connection) -> tuple[LearnClock, list[PastRequest]]:
+            clock = read_clock(conn)
+            return clock, read_requests(conn, after) if clock.newest > after else []
+
+        return self._read("read past requests", read)
+
+    def prune(self, before: datetime) -> PruneReport:
+        """Drop ``history`` and ``turns`` rows written before ``before`` in one transaction."""
+
+        def write(conn: Connection) -> PruneReport:
+            history = conn.execute(delete(HISTORY).where(HISTORY.c.at < before)).rowcount
+            turns = conn.execute(delete(TURNS).where(TURNS.c.at < before)).rowcount
+            return PruneReport(int(history), int(turns))
+
+        return self._write("prune old history", write)
 
     def close(self) -> None:
         """Release every pooled connection (the store can be reopened with a new instance)."""

@@ -6,7 +6,7 @@ they read the file with the stdlib. So the common URL forms are read here by han
 ``sqlite:///relative.db``, ``sqlite:////abs/path.db`` and the same with ``sqlite+pysqlite``,
 whose path holds only characters SQLAlchemy also leaves alone. Anything else (query parameters,
 in-memory, percent escapes, other drivers, PostgreSQL) is ``None`` here and goes to
-:mod:`tooltray.memory.store.engine`; a test keeps both readings equal.
+:func:`parse_url`, which imports SQLAlchemy only when called; a test keeps both readings equal.
 """
 
 from __future__ import annotations
@@ -14,6 +14,12 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tooltray.tools.errors import StoreError
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import URL
 
 from tooltray.memory.config_file import config_db
 
@@ -78,9 +84,42 @@ def sqlite_file(url: str) -> Path | None:
     path = plain_sqlite_path(url)
     if path is not None:
         return path
-    from tooltray.memory.store.engine import sqlite_path
-
     return sqlite_path(url)
+
+
+def parse_url(url: str) -> URL:
+    """Parse ``url`` (or a plain SQLite file path) and check it names a supported backend."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    if url and "://" not in url:
+        url = resolve_url(url)
+    try:
+        parsed = make_url(url)
+    except ArgumentError as exc:
+        raise StoreError(
+            f"{url!r} is not a database URL: use sqlite:///path/to/file.db "
+            "or postgresql+psycopg://user@host/dbname"
+        ) from exc
+    if parsed.get_backend_name() not in ("sqlite", "postgresql"):
+        raise StoreError(
+            f"unsupported database {parsed.get_backend_name()!r} in {url!r}: "
+            "tooltray stores state in SQLite or PostgreSQL"
+        )
+    return parsed
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The file of a SQLite URL (``None`` for in-memory or non-SQLite URLs)."""
+    parsed = parse_url(url)
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    return Path(check_name(parsed.database or "")).expanduser()
+
+
+def is_sqlite(url: str) -> bool:
+    """True when ``url`` names a SQLite database."""
+    return parse_url(url).get_backend_name() == "sqlite"
 
 
 def display_url(url: str) -> str:

@@ -67,6 +67,5 @@ def completed() -> Iterator[list[tuple[str, int]]]:
     def receiver(sender: Any, payload: Any, **_: Any) -> None:
         seen.append((str(sender), payload.turn))
 
-    sig.turn_completed.connect(receiver)
-    yield seen
-    sig.turn_completed.disconnect(receiver)
+    with sig.turn_completed.connected_to(receiver):
+        yield seen

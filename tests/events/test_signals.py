@@ -17,9 +17,9 @@ def test_every_signal_is_hyphenated_and_has_a_payload_model() -> None:
     assert all("_" not in n for n in names)
 
 
-def test_turn_derived_from_message_count_survives_restarts() -> None:
-    assert ev.TurnCompleted(message_count=5).turn == 3
-    assert ev.TurnCompleted(message_count=0).turn == 0
+def test_message_count_is_not_a_turn() -> None:
+    """A turn is a user turn: a message count (tool calls included) never becomes one."""
+    assert ev.TurnCompleted(message_count=5).turn == 0
     assert ev.TurnCompleted(turn=7, message_count=1).turn == 7
 
 
@@ -41,11 +41,8 @@ def test_sessions_side_by_side_do_not_cross() -> None:
     def receiver(sender: Any, payload: ev.TurnCompleted, **_: Any) -> None:
         heard.append((sender, payload.turn))
 
-    ev.turn_completed.connect(receiver, sender="a")
-    try:
+    with ev.turn_completed.connected_to(receiver, sender="a"):
         ev.emit(ev.turn_completed, "a", ev.TurnCompleted(turn=1))
         ev.emit(ev.turn_completed, "b", ev.TurnCompleted(turn=2))
         ev.emit(ev.turn_completed, "a", ev.TurnCompleted(turn=3))
-    finally:
-        ev.turn_completed.disconnect(receiver, sender="a")
     assert heard == [("a", 1), ("a", 3)]

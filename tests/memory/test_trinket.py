@@ -10,8 +10,11 @@ import pytest
 from tooltray.events import (
     EscapeHatch,
     LoaderDegraded,
+    context_compacted,
     escape_hatch,
     loader_degraded,
+    tool_used,
+    turn_completed,
 )
 from tooltray.memory.metatools.specs import META_TOOL_NAMES
 from tooltray.memory.store import Store
@@ -131,14 +134,13 @@ def test_fallback_lasts_exactly_one_turn_and_keeps_what_was_used(make_trinket: M
 def test_unlisted_call_runs_and_is_then_loaded_as_escape(make_trinket: MakeTrinket) -> None:
     trinket = make_trinket(path="text")
     heard: list[EscapeHatch] = []
-    escape_hatch.connect(lambda s, payload: heard.append(payload), sender="s", weak=False)
-    view = trinket.prepare("s", _hist(TRIP))
-    assert "maps_directions" not in view.loaded and view.specs == ()
-    assert "Tools:" in view.system_prefix and "travel_search_flights(" in view.system_prefix
-    finish_turn("s", 1, ["maps_directions"])
+    with escape_hatch.connected_to(lambda s, payload: heard.append(payload), sender="s"):
+        view = trinket.prepare("s", _hist(TRIP))
+        assert "maps_directions" not in view.loaded and view.specs == ()
+        assert "Tools:" in view.system_prefix and "travel_search_flights(" in view.system_prefix
+        finish_turn("s", 1, ["maps_directions"])
     assert trinket.loaded("s")[-1] == "maps_directions"
     assert heard and heard[-1].kind == "unlisted_call"
-    escape_hatch.receivers.clear()
 
 
 def test_idle_tools_leave_only_at_boundaries(make_trinket: MakeTrinket, sqlite_url: str) -> None:
@@ -211,11 +213,10 @@ def test_embedder_down_degrades_to_all_tools_logs_once_and_records(
 
     trinket.planner.retriever = down  # type: ignore[method-assign]
     heard: list[LoaderDegraded] = []
-    loader_degraded.connect(lambda s, payload: heard.append(payload), sender="s", weak=False)
-    with caplog.at_level(logging.ERROR, logger="tooltray"):
+    listen = loader_degraded.connected_to(lambda s, payload: heard.append(payload), sender="s")
+    with listen, caplog.at_level(logging.ERROR, logger="tooltray"):
         view = trinket.prepare("s", _hist(TRIP))
         trinket.prepare("s", _hist(TRIP, CODE))
-    loader_degraded.receivers.clear()
     assert view.mode == "degraded" and len(view.specs) == len(registry.allowed())
     assert len([r for r in caplog.records if "down" in r.getMessage()]) == 1
     assert len(heard) == 1
@@ -269,3 +270,22 @@ def test_growth_after_skipped_prepares_reads_every_new_message(
     before = other.state("t").snapshot.names()
     other.prepare("t", _hist(weather, ask, "Yes please."))
     assert "git_log" in before and other.state("t").snapshot.names() == before
+
+
+def test_two_trinkets_in_one_process_never_act_on_each_others_sessions(
+    make_trinket: MakeTrinket, tmp_path: Any
+) -> None:
+    """Each trinket listens to its own sessions only (blinker's sender filter): a signal for
+    another trinket's session reaches no receiver of this one."""
+    first = make_trinket()
+    second = make_trinket(url=f"sqlite:///{tmp_path / 'second.db'}")
+    first.prepare("mine", _hist(TRIP))
+    second.prepare("yours", _hist(TRIP))
+    for sid, owner in (("mine", first), ("yours", second)):
+        for signal in (turn_completed, tool_used, context_compacted):
+            assert [r.__self__ for r in signal.receivers_for(sid)] == [owner]
+    finish_turn("yours", 1, ["maps_directions"])
+    assert "maps_directions" in second.loaded("yours")
+    assert first.store.snapshot("yours") is None  # the other trinket's store never heard it
+    first.end("mine")
+    assert not list(turn_completed.receivers_for("mine"))

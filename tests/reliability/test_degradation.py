@@ -101,9 +101,8 @@ def heard() -> Iterator[list[LoaderDegraded]]:
     def listen(sender: Any, payload: LoaderDegraded, **_: Any) -> None:
         got.append(payload)
 
-    loader_degraded.connect(listen)
-    yield got
-    loader_degraded.disconnect(listen)
+    with loader_degraded.connected_to(listen):
+        yield got
 
 
 def embedder_trinket(url: str) -> tuple[ToolLoaderTrinket, SwitchableEmbedder]:

@@ -21,9 +21,9 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.pool import NullPool
 
 from tooltray.memory.cli.main import cli
+from tooltray.memory.cli.sqlconsole.sql import READER_ROLE, run_readonly
 from tooltray.memory.store import Store
 from tooltray.memory.store.records import Changes, Load, Use
-from tooltray.memory.store.sql import READER_ROLE, run_readonly
 from tooltray.tools.errors import StoreError
 
 TABLES = ("sessions", "loaded_tools", "history", "turns", "embeddings", "results", "tooltray_meta")

@@ -9,7 +9,8 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import DatabaseError
 
-from tooltray.memory.store import Store, make_engine, readonly_engine, resolve_url
+from tooltray.memory.cli.sqlconsole.readonly import readonly_engine
+from tooltray.memory.store import Store, make_engine, resolve_url
 from tooltray.memory.store.records import Changes, Load
 from tooltray.memory.store.retry import is_transient, with_retries
 from tooltray.tools.errors import StoreError

@@ -43,7 +43,7 @@ def rows(store: Store, sql: str) -> list[tuple[object, ...]]:
 
 
 def signals(store: Store, half_life: float = 2000.0, deny: set[str] = set()) -> StoreSignals:  # noqa: B006
-    return StoreSignals(store.engine, lambda n: n not in deny, half_life)
+    return StoreSignals(store, lambda n: n not in deny, half_life)
 
 
 def test_a_turn_teaches_its_pairs_and_its_request_once(db_url: str) -> None:
@@ -264,7 +264,9 @@ def test_an_existing_0002_database_is_upgraded_with_its_data(db_url: str) -> Non
 
 def test_signals_over_a_broken_database_answer_nothing(tmp_path: Path) -> None:
     path = tmp_path / "broken.db"
+    store = Store(f"sqlite:///{path}")
+    store.close()  # the store stays usable; its file breaks under it
     path.write_bytes(b"SQLite format 3\x00" + bytes(range(256)) * 40)
-    sig = StoreSignals(make_engine(f"sqlite:///{path}"), lambda n: True, 10.0)
+    sig = StoreSignals(store, lambda n: True, 10.0)
     assert sig.companions(["cd"]) == {}
     assert sig.past_requests(np.ones((1, DIM), np.float32)) == {}

@@ -187,7 +187,7 @@ def test_the_revisions_read_without_alembic_match_alembics_reading() -> None:
     from alembic.script import ScriptDirectory
 
     from tooltray.memory.store.models import Base
-    from tooltray.memory.store.revisions import chain, head_revision
+    from tooltray.memory.store.versions import chain, head_revision
 
     script = ScriptDirectory.from_config(alembic_config("sqlite://"))
     assert head_revision() == head() == script.get_current_head()
@@ -197,7 +197,7 @@ def test_the_revisions_read_without_alembic_match_alembics_reading() -> None:
 
 
 def test_a_header_the_reader_cannot_follow_is_a_lookup_error() -> None:
-    from tooltray.memory.store.revisions import _declared
+    from tooltray.memory.store.versions import _declared
 
     merge = 'revision = "0009"\ndown_revision = ("0007", "0008")\n'
     with pytest.raises(LookupError, match="0009_merge.py"):

@@ -10,9 +10,9 @@ import pytest
 from click.testing import CliRunner
 
 from tooltray.memory.cli.main import cli
+from tooltray.memory.cli.sqlconsole.sql import resolve_sql_url, run_readonly
 from tooltray.memory.store import Store
 from tooltray.memory.store.records import Changes, Load, Use
-from tooltray.memory.store.sql import resolve_sql_url, run_readonly
 from tooltray.tools.errors import StoreError
 
 TABLES = ("sessions", "loaded_tools", "history", "turns", "embeddings", "results", "tooltray_meta")

@@ -17,8 +17,9 @@ from click.testing import CliRunner
 
 from tooltray.memory.cli import db as db_cli
 from tooltray.memory.cli.main import cli
-from tooltray.memory.store import Store, sql_limits
-from tooltray.memory.store.sql import run_readonly
+from tooltray.memory.cli.sqlconsole import limits as sql_limits
+from tooltray.memory.cli.sqlconsole.sql import run_readonly
+from tooltray.memory.store import Store
 from tooltray.tools.errors import StoreError
 
 ENDLESS = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c)"

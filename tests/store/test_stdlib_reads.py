@@ -21,15 +21,15 @@ from sqlalchemy.engine import make_url
 
 from tooltray.memory.cli import db as db_cli
 from tooltray.memory.cli.main import cli
+from tooltray.memory.cli.sqlconsole.limits import Limits
+from tooltray.memory.cli.sqlconsole.sql import run_readonly
+from tooltray.memory.cli.sqlconsole.sql_pg import run_engine
 from tooltray.memory.store import engine
 from tooltray.memory.store.migrate import head
 from tooltray.memory.store.records import Changes, HistoryEvent, Load, TurnRecord, Unload, Use
-from tooltray.memory.store.revisions import chain
-from tooltray.memory.store.sql import run_readonly
-from tooltray.memory.store.sql_limits import Limits
-from tooltray.memory.store.sql_pg import run_engine
 from tooltray.memory.store.store import Store
 from tooltray.memory.store.url import display_url, plain_sqlite_path, sqlite_file
+from tooltray.memory.store.versions import chain
 from tooltray.tools.errors import StoreError
 
 SESSION = "chat-1"

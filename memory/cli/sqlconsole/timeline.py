@@ -14,8 +14,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, cast
 
-from tooltray.memory.store.guard import open_readonly
-from tooltray.memory.store.probe import first_line
+from tooltray.memory.cli.sqlconsole.guard import open_readonly
+from tooltray.memory.store.probe_file import first_line
 from tooltray.memory.store.records import EventKind, HistoryEvent, Source, TurnRecord
 from tooltray.tools.errors import StoreError
 

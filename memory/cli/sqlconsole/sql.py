@@ -3,10 +3,10 @@
 One statement per call, in a read-only transaction that is always rolled back.
 
 SQLite is opened read-only with an authorizer (no writes, DDL, ATTACH or PRAGMA changes), with
-the stdlib only (:func:`~tooltray.memory.store.guard.open_readonly`): this module does not import
-SQLAlchemy, so ``tooltray sql`` on a SQLite store starts fast. A URL the plain reader of
+the stdlib only (:func:`~tooltray.memory.cli.sqlconsole.guard.open_readonly`): this module does
+not import SQLAlchemy, so ``tooltray sql`` on a SQLite store starts fast. A URL the plain reader of
 :mod:`tooltray.memory.store.url` leaves alone, and PostgreSQL, run in
-:mod:`tooltray.memory.store.sql_pg`.
+:mod:`tooltray.memory.cli.sqlconsole.sql_pg`.
 
 PostgreSQL: a read-only transaction stops writes to tables, but not what a powerful role can do
 outside them: ``COPY ... TO PROGRAM`` (a shell command on the server), ``COPY ... TO 'file'``,
@@ -43,44 +43,18 @@ To remove tooltray's reader: ``DROP OWNED BY tooltray_sql_reader`` in each datab
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from typing import Any
 
-from tooltray.memory.store.guard import open_readonly
-from tooltray.memory.store.probe import first_line
-from tooltray.memory.store.sql_limits import (
-    DEFAULT_MAX_BYTES,
-    DEFAULT_ROWS,
-    DEFAULT_SECONDS,
-    Limits,
-    Stop,
-    fetch,
-    sqlite_bounds,
-    sqlite_failure,
-)
+from tooltray.memory.cli.sqlconsole.guard import open_readonly
+from tooltray.memory.cli.sqlconsole.limits import DEFAULT_MAX_BYTES, DEFAULT_SECONDS, Limits
+from tooltray.memory.cli.sqlconsole.statement import DEFAULT_LIMIT as DEFAULT_LIMIT  # re-exported
+from tooltray.memory.cli.sqlconsole.statement import READER_ROLE as READER_ROLE
+from tooltray.memory.cli.sqlconsole.statement import QueryResult as QueryResult
+from tooltray.memory.cli.sqlconsole.statement import bounded_sqlite, from_driver, refusal
 from tooltray.memory.store.url import plain_sqlite_path, resolve_url
 from tooltray.tools.errors import StoreError
 
 ENV_SQL_URL = "TOOLTRAY_SQL_URL"
-DEFAULT_LIMIT = DEFAULT_ROWS
-READER_ROLE = "tooltray_sql_reader"
-_READONLY_HINTS = (
-    "readonly",
-    "read-only",
-    "not authorized",
-    "authorization denied",
-    "attached databases",
-    "query_only",
-)
-
-
-@dataclass(frozen=True)
-class QueryResult:
-    """Rows of one query, with their column names; ``truncated`` when ``limit`` cut them."""
-
-    columns: list[str]
-    rows: list[tuple[Any, ...]]
-    truncated: bool = False
 
 
 def resolve_sql_url(sql_url: str | None = None, db: str | None = None) -> str:
@@ -99,7 +73,7 @@ def run_readonly(
     """Run one statement on a read-only, unprivileged connection, within bounds.
 
     At most ``limit`` rows, ``seconds`` of running and ``max_bytes`` of output
-    (:mod:`tooltray.memory.store.sql_limits`); Ctrl-C stops it.
+    (:mod:`tooltray.memory.cli.sqlconsole.limits`); Ctrl-C stops it.
 
     Raises:
         StoreError: the statement failed, tried to change something, passed a bound, or no
@@ -110,7 +84,7 @@ def run_readonly(
     limits = Limits(rows=limit, seconds=seconds, max_bytes=max_bytes)
     path = plain_sqlite_path(url)
     if path is None:
-        from tooltray.memory.store.sql_pg import run_engine
+        from tooltray.memory.cli.sqlconsole.sql_pg import run_engine
 
         return run_engine(url, query, limits)
     try:
@@ -128,53 +102,3 @@ def run_sqlite(connection: Any, query: str, limits: Limits) -> QueryResult:
         return bounded_sqlite(connection, query, limits)
     finally:
         connection.close()
-
-
-def bounded_sqlite(connection: Any, query: str, limits: Limits) -> QueryResult:
-    """Run ``query`` on a read-only SQLite ``connection`` within ``limits``."""
-    with sqlite_bounds(connection, limits) as stop:
-        try:
-            return execute(connection, query, stop)
-        except Exception as exc:
-            if not from_driver(exc):
-                raise
-            raise (sqlite_failure(exc, stop) or refusal(exc)) from exc
-
-
-def from_driver(exc: BaseException) -> bool:
-    """True when ``exc`` comes from the database driver (sqlite3 or psycopg)."""
-    return type(exc).__module__.split(".")[0] in ("sqlite3", "psycopg")
-
-
-def execute(raw: Any, query: str, stop: Stop, *, prepare: bool = False) -> QueryResult:
-    """Run ``query`` on the driver connection ``raw`` within the bounds of ``stop``."""
-    cursor = raw.cursor()
-    try:
-        if prepare:
-            cursor.execute(query, prepare=True)  # one statement only: no "...; DROP ..."
-        else:
-            cursor.execute(query)
-        return result_of(cursor, stop)
-    finally:
-        cursor.close()
-
-
-def result_of(cursor: Any, stop: Stop) -> QueryResult:
-    """The columns and bounded rows of an executed ``cursor``."""
-    if cursor.description is None:
-        return QueryResult([], [])
-    columns = [str(d[0]) for d in cursor.description]
-    rows, more = fetch(cursor, stop)
-    return QueryResult(columns, rows, truncated=more)
-
-
-def refusal(exc: BaseException) -> StoreError:
-    """The one line for a failed statement (a read-only refusal says so, with the fix)."""
-    message = first_line(exc)
-    lowered = message.lower()
-    if any(hint in lowered for hint in _READONLY_HINTS):
-        return StoreError(
-            f"query refused: {message} (this connection is read-only: writes, DDL, ATTACH "
-            "and PRAGMA changes are not allowed; use SELECT)"
-        )
-    return StoreError(f"query failed: {message}")

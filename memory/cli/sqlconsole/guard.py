@@ -10,16 +10,13 @@ through; SQLAlchemy's read-only engine (for URLs only it understands) runs :func
 from __future__ import annotations
 
 import math
-import os
 import re
 import sqlite3
 import sys
 from pathlib import Path
-from urllib.parse import quote
 
+from tooltray.memory.store.probe_file import BUSY_TIMEOUT_MS, readonly_uri
 from tooltray.tools.errors import StoreError
-
-BUSY_TIMEOUT_MS = 5000
 
 _ALLOWED = {
     sqlite3.SQLITE_SELECT,
@@ -91,21 +88,6 @@ def open_readonly(path: Path) -> sqlite3.Connection:
     connection.create_function("floor", 1, math.floor, deterministic=True)
     lock_down(connection)
     return connection
-
-
-def readonly_uri(path: Path) -> str:
-    """The ``mode=ro`` URI of the SQLite file at ``path``, ``immutable`` on read-only media.
-
-    A reader of a WAL store needs its ``-shm`` file; in a folder nobody can write (a read-only
-    mount) SQLite cannot create it and says "unable to open database file", as if the file were
-    damaged. There nobody can write the file either, so it is safe to read as immutable.
-    """
-    resolved = path.resolve()
-    uri = f"file:{quote(str(resolved))}?mode=ro"
-    shm = resolved.with_name(resolved.name + "-shm")
-    if not os.access(resolved.parent, os.W_OK) and not shm.exists():
-        uri += "&immutable=1"
-    return uri
 
 
 def existing(path: Path) -> Path:

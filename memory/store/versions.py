@@ -1,20 +1,28 @@
-"""The rules for opening a database, checked without SQLAlchemy or Alembic when they can be.
+"""Schema versions, one home: the revisions tooltray ships, the one a database is at, and the
+rules for opening it, checked without SQLAlchemy or Alembic when they can be.
 
 Which revision a database is at, the newest one this tooltray knows, and the one-line refusals
 (damaged, foreign, newer, older) that :func:`~tooltray.memory.store.migrate.ensure_schema` and the
 read-only commands give. Reading a SQLite file's revision and the migration files' headers needs
 neither library, so ``tooltray db current`` and ``tooltray history`` start fast; Alembic loads
 only when the migrations' headers are not a plain chain.
+
+The migration files are read by hand (:func:`chain`, :func:`head_revision`): opening a database
+at head only needs the newest revision's name, and Alembic's ``ScriptDirectory`` costs about a
+second of CPU (it imports Alembic and runs every migration module). Each migration declares
+``revision`` and ``down_revision`` on one line (Alembic's template), which is all a linear chain
+needs; anything else (a merge's tuple of parents, a hand-edited header) raises
+:class:`LookupError` and Alembic is asked instead. A test checks this reading against Alembic's.
 """
 
 from __future__ import annotations
 
 import io
+import re
 from importlib.resources import files
 from typing import TYPE_CHECKING
 
 from tooltray.memory.store.probe import Probe, probe
-from tooltray.memory.store.revisions import chain, head_revision
 from tooltray.memory.store.url import display_url, resolve_url, sqlite_file
 from tooltray.tools.errors import SchemaVersionError, StoreError
 
@@ -22,6 +30,38 @@ if TYPE_CHECKING:
     from alembic.config import Config
     from alembic.script import ScriptDirectory
     from sqlalchemy import Connection
+
+
+_DECLARED = re.compile(
+    r"""^(revision|down_revision)\s*(?::[^=\n]*)?=\s*(?:["']([\w-]+)["']|(None))\s*$""",
+    re.MULTILINE,
+)
+
+
+def chain() -> dict[str, str | None]:
+    """Revision -> the revision it follows (``None`` for the first), one per migration file."""
+    out: dict[str, str | None] = {}
+    for entry in (files("tooltray.migrations") / "versions").iterdir():
+        if entry.name.endswith(".py") and not entry.name.startswith("_"):
+            revision, down = _declared(entry.read_text(encoding="utf-8"), entry.name)
+            out[revision] = down
+    return out
+
+
+def _declared(source: str, name: str) -> tuple[str, str | None]:
+    found = {m.group(1): m.group(2) for m in _DECLARED.finditer(source)}
+    if "revision" not in found or "down_revision" not in found or found["revision"] is None:
+        raise LookupError(f"{name} has no one-line `revision` and `down_revision`")
+    return found["revision"], found["down_revision"]
+
+
+def head_revision() -> str:
+    """The one revision no other follows; :class:`LookupError` unless there is exactly one."""
+    revisions = chain()
+    heads = set(revisions) - set(revisions.values())
+    if len(heads) != 1:
+        raise LookupError(f"the migrations have {len(heads)} heads, not one")
+    return heads.pop()
 
 
 def alembic_config(url: str, connection: Connection | None = None) -> Config:

@@ -1,7 +1,7 @@
 """``tooltray sql`` through SQLAlchemy: PostgreSQL, and SQLite URLs only SQLAlchemy can read.
 
 How a PostgreSQL statement is kept from a powerful session is told in
-:mod:`tooltray.memory.store.sql`, which runs plain SQLite files without this module.
+:mod:`tooltray.memory.cli.sqlconsole.sql`, which runs plain SQLite files without this module.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from sqlalchemy.pool import NullPool
 
-from tooltray.memory.store.engine import is_sqlite, readonly_engine
-from tooltray.memory.store.probe import TABLES, VERSION_TABLE, first_line
-from tooltray.memory.store.sql import (
+from tooltray.memory.cli.sqlconsole.limits import Limits, Stop, cancellable
+from tooltray.memory.cli.sqlconsole.readonly import readonly_engine
+from tooltray.memory.cli.sqlconsole.statement import (
     READER_ROLE,
     QueryResult,
     bounded_sqlite,
@@ -28,7 +28,8 @@ from tooltray.memory.store.sql import (
     refusal,
     result_of,
 )
-from tooltray.memory.store.sql_limits import Limits, Stop, cancellable
+from tooltray.memory.store.engine import is_sqlite
+from tooltray.memory.store.probe import TABLES, VERSION_TABLE, first_line
 from tooltray.tools.errors import StoreError
 
 POWERFUL_ROLES = (
@@ -60,7 +61,7 @@ WHERE c.relname = ANY(%(tables)s) AND c.relkind IN ('r', 'p', 'v') AND pg_table_
 
 
 def run_engine(url: str, query: str, limits: Limits) -> QueryResult:
-    """:func:`~tooltray.memory.store.sql.run_readonly` for any URL SQLAlchemy reads."""
+    """:func:`~tooltray.memory.cli.sqlconsole.sql.run_readonly` for any URL SQLAlchemy reads."""
     try:
         if is_sqlite(url):
             with _readonly(url) as raw:
