@@ -17,8 +17,8 @@ from tooltray.memory.config import Settings
 from tooltray.memory.learning.signals import StoreSignals
 from tooltray.memory.store.records import Learning
 
-if TYPE_CHECKING:  # the core imports this package: importing it back here would be a cycle
-    from tooltray.memory.core.signals import SelectionSignals
+if TYPE_CHECKING:
+    from tooltray.memory.retrieval.past import SelectionSignals
 
 Embed = Callable[[str], "tuple[str, NDArray[np.float32]] | None"]
 """A user message -> (embedder id, L2-normalised vector), or ``None`` when it cannot be had."""
@@ -48,7 +48,7 @@ def learned_signals(
     store: object, allowed: Callable[[str], bool], settings: Settings
 ) -> SelectionSignals:
     """The store's learned signals, or :class:`NoSignals` (learning off, or no SQL store)."""
-    from tooltray.memory.core.signals import NoSignals
+    from tooltray.memory.retrieval.past import NoSignals
 
     engine = getattr(store, "engine", None)
     if settings.learn == "off" or engine is None:

@@ -1,6 +1,6 @@
 """What retrieval proposes to the selection: a tool name, why it came up and how strongly.
 
-The adapter turns index hits into candidates; the core's selection rules admit them in order
+The selector turns index hits into candidates; the core's selection rules admit them in order
 within the caps, whatever produced them (retrieval, CORE, skills, a ``load_tools`` call).
 """
 

@@ -19,8 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-LEXICAL_WEIGHT = 0.4
-DENSE_WEIGHT = 0.6
+from tooltray.memory.tuning import DENSE_WEIGHT, LEXICAL_WEIGHT
 
 Matrix = NDArray[np.float64]
 

@@ -209,7 +209,7 @@ def test_embedder_down_degrades_to_all_tools_logs_once_and_records(
     def down(*_: Any, **__: Any) -> Any:
         raise EmbedderError("embedding server at http://127.0.0.1:9 is down: start it")
 
-    trinket.planner.retriever = down  # type: ignore[method-assign]
+    trinket.planner.selector = down  # type: ignore[method-assign]
     heard: list[LoaderDegraded] = []
     loader_degraded.connect(lambda s, payload: heard.append(payload), sender="s", weak=False)
     with caplog.at_level(logging.ERROR, logger="tooltray"):
