@@ -24,7 +24,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from tooltray.memory.retrieval.candidates import Candidate
+from tooltray.memory.retrieval.candidates import ALWAYS, Candidate
 from tooltray.memory.retrieval.past import SelectionSignals
 from tooltray.memory.store.records import LoadedTool
 
@@ -35,7 +35,6 @@ if TYPE_CHECKING:
     from tooltray.memory.store.base import BaseStore
     from tooltray.tools.spec import ToolSpec
 
-ALWAYS = ("core", "pinned")
 CHOSEN_BY_MODEL = ("escape", "manual", "fallback")
 
 

@@ -10,6 +10,9 @@ from dataclasses import dataclass
 
 from tooltray.memory.store.records import Source
 
+ALWAYS: tuple[Source, ...] = ("core", "pinned")
+"""Sources that are always loaded, outside every cap, and never unloaded."""
+
 
 @dataclass(frozen=True)
 class Candidate:
