@@ -308,7 +308,7 @@ class Stores:
         self.n = 0
         self.template = self.fresh_path()
         with open_trinket(registry, self.url(self.template), settings) as trinket:
-            trinket.planner.retriever()
+            trinket.planner.selector()
             self.menu_tokens = (
                 count_tokens(trinket.planner.menu()).n if settings["path"] in NATIVE_PATHS else 0
             )
@@ -487,7 +487,7 @@ def base_settings(path: str, **extra: Any) -> dict[str, Any]:
     """The settings every replay uses (defaults made explicit, plus the path and overrides)."""
     defaults = Settings(db="sqlite://")
     keys = ["max_tools", "token_budget", "hard_max_tools", "idle_turns", "growth"]
-    keys += ["activation_share", "query_mode", "embedder"]
+    keys += ["activation_share", "embedder"]
     out: dict[str, Any] = {k: getattr(defaults, k) for k in keys}
     out.update(path=path, context_window=CONTEXT_WINDOW, **extra)
     return out

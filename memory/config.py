@@ -47,8 +47,8 @@ class Settings(BaseSettings):
 
     Attributes:
         db: SQLAlchemy URL of the store (``None``: ``TOOLTRAY_DB``, else ``./tooltray.db``).
-        enabled: the loader's own switch; off exposes every allowed tool, as without tooltray.
-        memory_enabled: the memory switch; off is the same legacy all-tools path.
+        enabled: the loader's switch; off exposes every allowed tool, as without tooltray
+            (``memory_enabled``, its former second name, is refused with this name).
         path: how tools reach the model: ``text`` block, or a native ``tools=`` format.
         max_tools: cap on the tools a session boundary selects (CORE, pinned and meta-tools
             not counted).
@@ -62,9 +62,6 @@ class Settings(BaseSettings):
         core: extra tool names that are always loaded (besides pinned specs).
         allow: allow-list of tool names (``None``: all registered tools).
         deny: names never exposed or run.
-        query_mode: how the conversation becomes the retrieval query (``selection = "message"``).
-        selection: ``conversation`` scores every user message and combines them with a decay;
-            ``message`` is the earlier rule (one query, growth on the current message only).
         embedder: ``minilm`` (offline default) or ``openai`` (an OpenAI-compatible server).
         embed_base_url: base URL of the embeddings server for ``embedder = "openai"``.
         embed_model: model name for the embeddings server.
@@ -111,7 +108,6 @@ class Settings(BaseSettings):
 
     db: str | None = None
     enabled: bool = True
-    memory_enabled: bool = True
     path: RenderPath = "openai"
     max_tools: int = Field(default=24, ge=0, le=1000)
     token_budget: int = Field(default=6000, ge=0)
@@ -123,8 +119,6 @@ class Settings(BaseSettings):
     core: list[str] = Field(default_factory=list)
     allow: list[str] | None = None
     deny: list[str] = Field(default_factory=list)
-    query_mode: str = "current"
-    selection: Literal["conversation", "message"] = "conversation"
     embedder: Literal["minilm", "openai"] = "minilm"
     embed_base_url: str | None = None
     embed_model: str = "text-embedding-3-small"

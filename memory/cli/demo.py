@@ -90,7 +90,7 @@ def _play(store: Store, sid: str, done: int, end: int, console: Console) -> None
     trinket = ToolLoaderTrinket(demo_registry(), store, settings=settings)
     with Progress(console=console, transient=True) as bar:
         task = bar.add_task("embedding the demo catalog", total=None)
-        trinket.planner.retriever(
+        trinket.planner.selector(
             progress=lambda n, total: bar.update(task, completed=n, total=total)
         )
     turns = store.turns(sid)

@@ -157,7 +157,7 @@ def _candidates(
 ) -> list[Explained]:
     from tooltray.memory.retrieval.query import Query
 
-    index = getattr(planner.retriever(), "index")  # noqa: B009  (an IndexRetriever's ToolIndex)
+    index = getattr(planner.selector(), "index")  # noqa: B009  (an IndexSelector's ToolIndex)
     query = Query(message)
     scored, _ = index.score(query, "hybrid", index.embed_query(query))
     lifted = index.bundles.lift(scored.fused)
@@ -180,13 +180,13 @@ def _candidates(
 def _bar(lifted: Any, phase: str, loaded: Sequence[int]) -> float:
     """The bar of this phase on this message's scores (``memory/retrieval/picks.py`` at a
     boundary; ``conversation.py``'s growth line on a later turn, over the tools not loaded)."""
-    from tooltray.memory.retrieval import conversation as conv
     from tooltray.memory.retrieval.picks import bar
+    from tooltray.memory.tuning import GROW_BAR, GROW_RATIO
 
     if phase == "start":
         return bar(float(np.max(lifted)))
     rest = np.delete(lifted, list(loaded)) if len(loaded) < len(lifted) else lifted
-    return max(conv.GROW_BAR, conv.GROW_RATIO * float(np.max(rest)))
+    return max(GROW_BAR, GROW_RATIO * float(np.max(rest)))
 
 
 def _decision(

@@ -11,9 +11,9 @@ import math
 import re
 from collections.abc import Sequence
 
+from tooltray.memory.tuning import MENU_WORDS
 from tooltray.tools.spec import Bundle
 
-MENU_WORDS = 6
 _STOP_WORDS = frozenset("a an and as at by for from in is of on or the to with".split())
 
 

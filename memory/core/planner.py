@@ -1,8 +1,9 @@
-"""The planner: turns a conversation into the tools to add, within caps, behind the activation bar.
+"""The planner: runs selection's stages (:mod:`.selection`) for a session, behind the activation
+bar (while every allowed tool fits, it loads them all).
 
-It owns everything that depends on the catalog as a whole (the retrieval index, the skill library,
-per-tool token counts, the bundle menu, the eager cost) and rebuilds it only when the allowed set
-changes, so a turn costs one query embedding and a few vector operations.
+It owns everything that depends on the catalog as a whole (the selector and its index, the skill
+library, per-tool token counts, the bundle menu, the eager cost) and rebuilds it only when the
+allowed set changes, so a turn costs one query embedding and a few vector operations.
 """
 
 from __future__ import annotations
@@ -11,18 +12,25 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-from numpy.typing import NDArray
-
 from tooltray.memory.config import Settings
 from tooltray.memory.core.prompt import bundle_menu, text_block
-from tooltray.memory.core.selection import Caps, admit, admit_growth, order_candidates
+from tooltray.memory.core.selection import (
+    Caps,
+    Lessons,
+    LexicalSearch,
+    Selector,
+    SelectorFactory,
+    SkillRecall,
+    admit,
+    admit_growth,
+    order_candidates,
+)
 from tooltray.memory.core.session import MODE_ALL, MODE_SELECTED, SessionState
-from tooltray.memory.core.signals import NoSignals, SelectionSignals, SessionSignals
 from tooltray.memory.core.skills import SkillLibrary, load_skills
 from tooltray.memory.embedders.base import Progress
-from tooltray.memory.retrieval.adapter import Retriever, build_retriever, lexical_retriever
 from tooltray.memory.retrieval.candidates import Candidate
+from tooltray.memory.retrieval.past import NoSignals, SelectionSignals, SessionSignals
+from tooltray.memory.retrieval.selector import build_selector, lexical_selector
 from tooltray.memory.store.records import SelectionMode
 from tooltray.tools.boilerplate import bundle_spans, state_once
 from tooltray.tools.errors import TooltrayError
@@ -48,9 +56,9 @@ class _Catalog:
     tokens: dict[str, int]
     eager_tokens: int
     menu: str
-    retriever: Retriever | None = None
+    selector: Selector | None = None
     skills: SkillLibrary | None = None
-    lexical: Retriever | None = None
+    lexical: LexicalSearch | None = None
     spans: dict[str, list[str]] = field(default_factory=dict)
     unbuilt: bool = False
 
@@ -63,6 +71,8 @@ class Planner:
         settings: caps, growth policy, activation threshold, embedder and skills folder.
         store: where tool-doc embeddings are cached (``None``: in memory only).
         signals: what was learned from past sessions (default: nothing, a cold start).
+        selector: builds stages 1-3 of selection over the allowed tools (default: the hybrid
+            index, :func:`~tooltray.memory.retrieval.selector.build_selector`).
     """
 
     def __init__(
@@ -71,8 +81,10 @@ class Planner:
         settings: Settings,
         store: BaseStore | None = None,
         signals: SelectionSignals | None = None,
+        selector: SelectorFactory = build_selector,
     ):
         self.registry = registry
+        self.build_selector = selector
         self.settings = settings
         self.store = store
         self.signals: SelectionSignals = signals if signals is not None else NoSignals()
@@ -110,24 +122,25 @@ class Planner:
         """Tokens of the tool part had every allowed tool been exposed."""
         return self.catalog().eager_tokens
 
-    def retriever(self, progress: Progress | None = None) -> Retriever:
-        """The retrieval index over the allowed tools (built once per catalog).
+    def selector(self, progress: Progress | None = None) -> Selector:
+        """Stages 1-3 over the allowed tools (built once per catalog).
 
         Args:
             progress: called as ``progress(done, total)`` while the catalog is embedded.
         """
         cat = self.catalog()
-        if cat.retriever is None:
+        if cat.selector is None:
             specs = self.registry.allowed()  # whole descriptions: cutting spans cost C@10 1.8
-            cat.retriever = build_retriever(specs, self.settings, self.store, progress)
-        return cat.retriever
+            cat.selector = self.build_selector(specs, self.settings, self.store, progress)
+        return cat.selector
 
     def skills(self) -> SkillLibrary | None:
         """The skill library, or ``None`` when no skills folder is configured."""
         cat = self.catalog()
         if cat.skills is None and self.settings.skills_dir is not None:
             skills = load_skills(self.settings.skills_dir)
-            embedder = self.retriever().embedder
+            selector = self.selector()
+            embedder = selector.embedder if isinstance(selector, SkillRecall) else None
             cat.skills = SkillLibrary(skills, embedder) if skills and embedder is not None else None
         return cat.skills
 
@@ -143,53 +156,43 @@ class Planner:
         Raises:
             EmbedderError: the embedder is down (:meth:`search_lexically` still answers).
         """
-        return self.retriever().search(query, exclude)
+        return self.selector().search(query, exclude)
 
     def search_lexically(self, query: str, exclude: Collection[str] = ()) -> list[Candidate]:
         """:meth:`search` by the lexical half alone, which needs no embedder.
 
         A ``load_tools`` query must get an answer while the embedder is down, even when the
-        retrieval index could not be built at all (its catalog embedding failed).
+        selector could not be built at all (its catalog embedding failed).
         """
         cat = self.catalog()
-        if cat.retriever is not None:
-            return cat.retriever.lexical(query, exclude)
+        if isinstance(cat.selector, LexicalSearch):
+            return cat.selector.lexical(query, exclude)
         if cat.lexical is None:
-            cat.lexical = lexical_retriever(self.registry.allowed(), self.settings)
+            cat.lexical = lexical_selector(self.registry.allowed(), self.settings)
         return cat.lexical.lexical(query, exclude)
 
-    def message_vector(self, text: str) -> tuple[str, NDArray[np.float32]] | None:
+    def message_vector(self, text: str) -> tuple[str, Any] | None:
         """``(embedder id, query vector)`` of one user message, for learning at turn end.
 
-        Selection embedded the message already when it selected or grew this turn, so this is
-        usually the retriever's memo; otherwise it costs one query embedding. A process that
-        resumed the session after its selection builds the index here (the catalog's vectors
-        are cached in the store), so a restart does not lose the lesson's vector. ``None`` when
-        every tool fits (no index is needed) or the embedder is down: then only co-use is learned.
+        A process that resumed the session after its selection builds the selector here (the
+        catalog's vectors are cached in the store), so a restart does not lose the lesson's
+        vector. ``None`` when every tool fits (no index is needed) or the embedder is down.
         """
-        retriever = self._index()
-        embedder = getattr(retriever, "embedder", None)
-        if retriever is None or embedder is None:
-            return None
-        memo = getattr(retriever, "memo", {})
-        if text in memo:
-            return str(embedder.id), np.asarray(memo[text], np.float32)
-        try:
-            return str(embedder.id), np.asarray(embedder.embed([text], "query"), np.float32)[0]
-        except TooltrayError:
-            return None
+        lessons = self._lessons()
+        return lessons.vector_of(text) if lessons is not None else None
 
-    def _index(self) -> Retriever | None:
-        """The retrieval index for learning, built if this process has none yet (a resumed
-        session); ``None`` when every tool fits or the embedder is down."""
+    def _lessons(self) -> Lessons | None:
+        """The selector as learning reads it, built if this process has none yet (a resumed
+        session); ``None`` when every tool fits, the embedder is down or it teaches nothing."""
         cat = self.catalog()
-        if cat.retriever is None and (cat.unbuilt or self.all_fit()):
+        if cat.selector is None and (cat.unbuilt or self.all_fit()):
             return None
         try:
-            return self.retriever()
+            selector = self.selector()
         except TooltrayError:
             cat.unbuilt = True  # one try per catalog: a turn's end must not wait on an outage
             return None
+        return selector if isinstance(selector, Lessons) else None
 
     def request_text(self, users: Sequence[str]) -> str | None:
         """Which of a turn's user messages asked for what it used: the first task message.
@@ -200,10 +203,10 @@ class Planner:
         message exists. Without a retrieval index, the latest message.
         """
         texts = [u for u in users if u and u.strip()]
-        retriever = self._index() if texts else None
-        if not texts or retriever is None:
+        lessons = self._lessons() if texts else None
+        if not texts or lessons is None:
             return texts[-1] if texts else None
-        return retriever.request_of(texts)
+        return lessons.request_of(texts)
 
     def plan(
         self, state: SessionState, users: Sequence[str], *, initial: bool, fresh: int = 1
@@ -220,8 +223,6 @@ class Planner:
             cands = order_candidates(self._core(), self._skill_tools(users), picks)
         elif self.settings.growth == "every_turn":
             cands = self._picks(users, state.session_id)
-        elif self.settings.selection == "message":
-            cands = self.retriever().strong(users)
         else:
             return Plan(MODE_SELECTED, self._growth(state, users, fresh))
         cands = [c for c in cands if self.registry.is_allowed(c.name)]
@@ -233,7 +234,7 @@ class Planner:
         """A later turn's growth: the conversation's strongest tools, up to ``hard_max_tools``."""
         names = [t.name for t in state.snapshot.loaded]
         signals = SessionSignals(self.signals, state.session_id)
-        cands = self.retriever().conversation_growth(users, signals, names, fresh)
+        cands = self.selector().growth(users, signals, names, fresh)
         cands = [c for c in cands if self.registry.is_allowed(c.name)]
         return admit_growth(cands, state.snapshot.loaded, self.settings.hard_max_tools)
 
@@ -263,16 +264,15 @@ class Planner:
     def _picks(self, users: Sequence[str], session: str) -> list[Candidate]:
         if not users:
             return []
-        if self.settings.selection == "message":
-            return self.retriever().picks(users)
-        return self.retriever().conversation_picks(users, SessionSignals(self.signals, session))
+        return self.selector().boundary(users, SessionSignals(self.signals, session))
 
     def _skill_tools(self, users: Sequence[str]) -> list[str]:
         library = self.skills()
-        if library is None or not users:
+        selector = self.selector() if library is not None and users else None
+        if library is None or not isinstance(selector, SkillRecall):
             return []
         goal = users[-1]
         names: list[str] = []
-        for skill in self.retriever().recall_skills(library, goal):
+        for skill in selector.recall_skills(library, goal):
             names += [n for n in skill.tools_required if self.registry.is_allowed(n)]
         return list(dict.fromkeys(names))

@@ -47,7 +47,7 @@ def near_duplicates(
     new: Sequence[str], registry: ToolRegistry, settings: Settings, store: BaseStore
 ) -> list[Finding]:
     """Findings for tools just registered against every allowed tool (vectors cached in store)."""
-    from tooltray.memory.retrieval.adapter import make_embedder
+    from tooltray.memory.retrieval.selector import make_embedder
 
     return registration_warnings(new, registry.allowed(), make_embedder(settings, store))
 

@@ -1,20 +1,99 @@
-"""Which tools enter the loaded set, in which order, within the caps; and which leave when idle.
+"""Selection's home: the stages a turn's tools go through, and the rules of the last one.
 
-Pure functions over names, scores and token counts, so every rule is testable without a model:
-CORE and pinned tools are always in; skill tools come next; picks are admitted by score while the
-tool-count cap and the token budget (tokens of the native schemas) allow.
+1. **candidates** and 2. **scores**: every user message scored over the catalog;
+3. **decision**: what a session boundary loads (``boundary``), what a later turn appends
+   (``growth``), what a ``load_tools`` query answers (``search``). Stages 1-3 are one
+   replaceable :class:`Selector`; the default is
+   :class:`~tooltray.memory.retrieval.selector.IndexSelector` (hybrid index, the pick rule of
+   :mod:`tooltray.memory.retrieval.picks`, tuned values in :mod:`tooltray.memory.tuning`). Pass
+   your own as ``Planner(registry, settings, selector=factory)``, ``factory(specs, settings,
+   store, progress) -> Selector``, as pydantic-ai takes a search function.
+4. **reveal**: which decided tools enter the loaded set, in which order, within the caps
+   (:func:`admit`, :func:`admit_growth`), and which leave when idle. Pure functions over names,
+   scores and token counts, so every rule is testable without a model: CORE and pinned tools are
+   always in; skill tools come next; picks are admitted by score while the tool-count cap and the
+   token budget (tokens of the native schemas) allow.
+
+When growth happens is :meth:`~tooltray.memory.core.planner.Planner.plan` (the ``growth``
+setting) and, inside it, the selector's ``growth``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from tooltray.memory.retrieval.candidates import Candidate
+from tooltray.memory.retrieval.candidates import ALWAYS, Candidate
+from tooltray.memory.retrieval.past import SelectionSignals
 from tooltray.memory.store.records import LoadedTool
 
-ALWAYS = ("core", "pinned")
+if TYPE_CHECKING:
+    from tooltray.memory.config import Settings
+    from tooltray.memory.core.skills import Skill, SkillLibrary
+    from tooltray.memory.embedders.base import Embedder, Progress
+    from tooltray.memory.store.base import BaseStore
+    from tooltray.tools.spec import ToolSpec
+
 CHOSEN_BY_MODEL = ("escape", "manual", "fallback")
+
+
+class Selector(Protocol):
+    """Stages 1-3: score the conversation's tools and decide. Raise ``EmbedderError`` when the
+    embedder is down (the trinket then exposes every tool and records the outage)."""
+
+    def boundary(self, users: Sequence[str], signals: SelectionSignals) -> list[Candidate]:
+        """What a session boundary loads, best first, from the user messages (oldest first)."""
+        ...
+
+    def growth(
+        self,
+        users: Sequence[str],
+        signals: SelectionSignals,
+        loaded: Sequence[str],
+        fresh: int = 1,
+    ) -> list[Candidate]:
+        """What a later turn appends (none of ``loaded``); ``fresh`` messages are new."""
+        ...
+
+    def search(self, query: str, exclude: Collection[str] = ()) -> list[Candidate]:
+        """A ``load_tools`` answer: the query's matches, none of ``exclude``."""
+        ...
+
+
+@runtime_checkable
+class LexicalSearch(Protocol):
+    """Optional: a ``load_tools`` answer that needs no embedder (while it is down)."""
+
+    def lexical(self, query: str, exclude: Collection[str] = ()) -> list[Candidate]: ...
+
+
+@runtime_checkable
+class Lessons(Protocol):
+    """Optional: what learning at turn end reads from selection's own scores."""
+
+    def request_of(self, texts: Sequence[str]) -> str:
+        """Which message of a turn asked for what it used."""
+        ...
+
+    def vector_of(self, text: str) -> tuple[str, Any] | None:
+        """``(embedder id, query vector)`` of one message (``None``: no embedder)."""
+        ...
+
+
+@runtime_checkable
+class SkillRecall(Protocol):
+    """Optional: skills recalled by the selector's embedder."""
+
+    embedder: Embedder | None
+
+    def recall_skills(self, library: SkillLibrary, goal: str) -> list[Skill]: ...
+
+
+SelectorFactory = Callable[
+    ["Sequence[ToolSpec]", "Settings", "BaseStore | None", "Progress | None"], Selector
+]
+"""Builds a selector over the allowed tools (``progress(done, total)`` while it embeds them)."""
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,6 @@ from tooltray.memory.core.session import (
     user_texts,
     user_turn,
 )
-from tooltray.memory.core.signals import SelectionSignals
 from tooltray.memory.core.views import (
     all_tools_view,
     announce_prefix,
@@ -52,6 +51,7 @@ from tooltray.memory.metatools.dispatch import announce, dispatch, mark_escape
 from tooltray.memory.metatools.effects import Search
 from tooltray.memory.metatools.specs import META_TOOL_NAMES, meta_tool_specs
 from tooltray.memory.retrieval.candidates import Candidate
+from tooltray.memory.retrieval.past import SelectionSignals
 from tooltray.memory.store import MemoryStore, Store
 from tooltray.memory.store.base import BaseStore
 from tooltray.memory.store.records import (
@@ -98,7 +98,7 @@ class ToolLoaderTrinket:
     ) -> None:
         self.settings = settings or Settings()
         self.registry = registry.narrowed(self.settings.allow, self.settings.deny or ())
-        self.enabled = self.settings.enabled and self.settings.memory_enabled
+        self.enabled = self.settings.enabled
         self.store_error: StoreError | None = None
         self.store: BaseStore = store if store is not None else self._open_store()
         self.journal = Journal(self.store, lambda state: self._boundary(state, fresh=True))

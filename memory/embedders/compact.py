@@ -1,25 +1,12 @@
 """Long queries drop stop words before the model sees them: less latency, no loss of recall.
 
-A MiniLM forward pass costs about 3 ms plus 0.17 ms per word-piece on this 2-core machine, so a
-150-character chat message (37 pieces, the bfcl_multiturn median) is most of a turn's selection
-budget. Dropping Lucene's English stop list (33 words, as bm25s ships it) from queries of more than
-``COMPACT_OVER`` pieces takes that median to 29 pieces: selection with the embedding at 1,000
-tools measured p50 9.7 vs 10.9 ms and 11.7 vs 14.1 ms in two runs (``bench/run.py latency``,
-compacted and whole alternating). It also helps the dense retriever on every dev corpus
-(``bench/run.py retrieval``, dense R@10 / C@10):
-
-==============  ===========  ===========  ===========  ===========  ===========
-query pieces    bfcl         bfcl_mt      metatool     sealtools    toolbench
-==============  ===========  ===========  ===========  ===========  ===========
-all kept        89.0 / 87.3  86.5 / 79.3  81.9 / 77.4  83.0 / 58.4  72.0 / 55.3
-over 24         89.3 / 87.7  87.7 / 80.2  82.5 / 78.3  84.0 / 61.0  73.5 / 57.7
-over 0          89.2 / 87.6  87.8 / 80.2  83.1 / 78.9  84.2 / 61.1  73.5 / 57.7
-==============  ===========  ===========  ===========  ===========  ===========
-
-Compacting every query lifts dense metatool above hybrid (82.8 / 78.9), so short queries stay
-whole. A 95-word list (pronouns, auxiliaries) saved 4 more pieces but lost 1.2 to 3.5 dense points
-on sealtools and toolbench; dropping punctuation too lost 1.0 / 1.3 on toolbench. Tool documents are
-never compacted, so cached document vectors stay valid.
+A MiniLM forward pass costs a fixed part plus a part per word-piece, so a long chat message is
+most of a turn's selection budget. Queries of more than ``COMPACT_OVER`` pieces drop Lucene's
+English stop list (33 words, as bm25s ships it); this also helps the dense retriever on every dev
+corpus. Compacting every query lifts dense metatool above hybrid, so short queries stay whole; a
+longer stop list and dropping punctuation cost dense recall. Tool documents are never compacted,
+so cached document vectors stay valid. The figures are in ``bench/README.md`` ("Tuned values":
+query compaction).
 """
 
 from __future__ import annotations
@@ -30,7 +17,8 @@ import numpy as np
 from bm25s.stopwords import STOPWORDS_EN
 from numpy.typing import NDArray
 
-COMPACT_OVER = 24
+from tooltray.memory.tuning import COMPACT_OVER
+
 STOPWORDS = frozenset(STOPWORDS_EN)
 
 

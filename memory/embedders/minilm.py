@@ -18,7 +18,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from tooltray.memory.embedders.base import Kind, Vectors, empty, normalise
-from tooltray.memory.embedders.compact import COMPACT_OVER, content_mask
+from tooltray.memory.embedders.compact import content_mask
+from tooltray.memory.tuning import COMPACT_OVER
 from tooltray.tools.errors import EmbedderError
 
 MINILM_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"

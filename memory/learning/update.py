@@ -18,8 +18,8 @@ from tooltray.memory.learning.signals import StoreSignals
 from tooltray.memory.store.base import BaseStore
 from tooltray.memory.store.records import Learning
 
-if TYPE_CHECKING:  # the core imports this package: importing it back here would be a cycle
-    from tooltray.memory.core.signals import SelectionSignals
+if TYPE_CHECKING:
+    from tooltray.memory.retrieval.past import SelectionSignals
 
 Embed = Callable[[str], "tuple[str, NDArray[np.float32]] | None"]
 """A user message -> (embedder id, L2-normalised vector), or ``None`` when it cannot be had."""
@@ -49,7 +49,7 @@ def learned_signals(
     store: BaseStore, allowed: Callable[[str], bool], settings: Settings
 ) -> SelectionSignals:
     """The store's learned signals (any store learns), or :class:`NoSignals` (learning off)."""
-    from tooltray.memory.core.signals import NoSignals
+    from tooltray.memory.retrieval.past import NoSignals
 
     if settings.learn == "off":
         return NoSignals()

@@ -11,8 +11,14 @@ from typing import Any, Literal
 
 from tooltray.events import payloads as p
 from tooltray.events import signals as sig
-from tooltray.memory.core.session import SessionState
-from tooltray.memory.metatools.effects import Outcome, Search, fallback, load_tools, unload_tools
+from tooltray.memory.metatools.effects import (
+    Outcome,
+    Search,
+    SessionState,
+    fallback,
+    load_tools,
+    unload_tools,
+)
 from tooltray.memory.metatools.specs import (
     FALLBACK,
     LOAD_TOOLS,

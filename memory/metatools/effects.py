@@ -9,16 +9,31 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
-from tooltray.memory.core.selection import ALWAYS
-from tooltray.memory.core.session import SessionState
 from tooltray.memory.metatools.specs import META_TOOL_NAMES, LoadRequest
-from tooltray.memory.retrieval.candidates import Candidate
-from tooltray.memory.store.records import Changes, HistoryEvent, Load, Unload
+from tooltray.memory.retrieval.candidates import ALWAYS, Candidate
+from tooltray.memory.store.records import Changes, HistoryEvent, Load, SessionSnapshot, Unload
 from tooltray.tools.errors import ToolNotAllowedError, UnknownToolError
 from tooltray.tools.registry import ToolRegistry
 
 Search = Callable[[str], Sequence[Candidate]]
+
+
+class SessionState(Protocol):
+    """What a meta-tool reads of a live session (the core's ``SessionState`` is one): the
+    meta-tools serve the core and never import it."""
+
+    session_id: str
+    snapshot: SessionSnapshot
+    fallback_turn: int | None
+
+    @property
+    def turn(self) -> int: ...
+
+    def loaded_names(self) -> list[str]: ...
+
+    def is_loaded(self, name: str) -> bool: ...
 
 
 @dataclass

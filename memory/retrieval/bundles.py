@@ -1,31 +1,18 @@
 """Bundle cohesion: a strong match lifts its bundle-mates, and pulls small bundles in whole.
 
-Two rules, measured on the dev corpora (picks at most 16; recall of the picked set / share of
-queries with every gold tool picked / o200k tokens of the picks):
-
-* **Lift.** Each tool gains ``0.2 x`` its best bundle-mate's score (when positive) divided by
+* **Lift.** Each tool gains ``LIFT x`` its best bundle-mate's score (when positive) divided by
   ``sqrt(bundle size - 1)``: a mate still has to clear the bar, but with help, and the help thins
-  out in big bundles. toolbench 84.4 / 70.2 -> 85.5 / 72.3, bfcl_multiturn 85.7 / 76.4 -> 87.1 /
-  78.6 for about 10% more tokens; sealtools unchanged. A lift of 0.4 gained a little more on
-  bfcl_multiturn but cost sealtools 1.6 points of complete picks.
-* **Pull-in.** A strong match (at least 0.5 x the top score) pulls in every mate that scores
-  0.5 deviations above the catalog mean, from bundles of at most 32 tools. Measured in session
-  (``bench/run.py session``, bfcl_multiturn, 440 turns through the real trinket; first-pass
-  recall / escapes per turn / tool tokens of eager / prompt-prefix changes per session):
+  out in big bundles.
+* **Pull-in.** A strong match (at least ``PULL_RATIO x`` the top score) pulls in every mate that
+  scores ``PULL_FLOOR`` deviations above the catalog mean, from bundles of at most
+  ``PULL_MAX_BUNDLE`` tools. A conversation keeps working inside one class of tools, so loading
+  the class once costs fewer tokens over a session than the escapes it prevents: every escape is
+  one more model round trip and one more prompt-prefix change (a KV-cache miss). The
+  single-query rankings (R@k, C@k) do not use pull-in. Bigger bundles are menus, not cohesion
+  groups.
 
-  ==============================================  =========================================
-  pull-in                                         in session
-  ==============================================  =========================================
-  bundles <= 8, strong 0.8 x top, mates > 0       0.693 / 0.434 / 9.7% / 1.97
-  bundles <= 32, strong 0.8 x top, mates > 1.0    0.802 / 0.284 / 15.6% / 1.17
-  bundles <= 32, strong 0.8 x top, mates > 0      0.848 / 0.223 / 18.8% / 0.81
-  bundles <= 32, strong 0.5 x top, mates > 0.5    0.855 / 0.227 / 18.0% / 0.84 (default)
-  ==============================================  =========================================
-
-  A conversation keeps working inside one class of tools, so loading the class once costs fewer
-  tokens over a session than the escapes it prevents: every escape is one more model round trip
-  and one more prompt-prefix change (a KV-cache miss). The single-query rankings (R@k, C@k) do not
-  use pull-in. Bundles bigger than 32 tools are menus, not cohesion groups.
+The values are in :mod:`tooltray.memory.tuning`; the measurements behind them in
+``bench/README.md`` ("Tuned values": bundles).
 """
 
 from __future__ import annotations
@@ -35,10 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-LIFT = 0.2
-PULL_MAX_BUNDLE = 32
-PULL_STRONG = 0.5
-PULL_FLOOR = 0.5
+from tooltray.memory.tuning import LIFT, PULL_FLOOR, PULL_MAX_BUNDLE, PULL_RATIO
 
 
 class Bundles:
@@ -87,7 +71,7 @@ class Bundles:
     def pull_in(self, tool: int, scores: NDArray[np.float64], top: float) -> list[int]:
         """Mates of ``tool`` to load with it: strong match, small bundle, mates above the floor."""
         bundle = self.of[tool]
-        if bundle is None or scores[tool] < PULL_STRONG * top:
+        if bundle is None or scores[tool] < PULL_RATIO * top:
             return []
         mates = self.members[bundle]
         if len(mates) > PULL_MAX_BUNDLE:

@@ -29,24 +29,25 @@ from numpy.typing import NDArray
 
 from tooltray.memory.retrieval.bundles import Bundles
 from tooltray.memory.retrieval.fusion import zscores
+from tooltray.memory.tuning import (
+    DECAY,
+    EVIDENCE_SHARE,
+    FOLLOW_UP_RATIO,
+    FOLLOW_UP_TOP,
+    FRESH_BAR,
+    FRESH_GATE,
+    FRESH_MATE_FLOOR,
+    FRESH_MATES,
+    FRESH_RATIO,
+    FRESH_SHARE,
+    GROW_BAR,
+    GROW_K,
+    GROW_RATIO,
+    GROW_SUPPORT,
+    PAST_WEIGHT,
+    VOTE_MIN,
+)
 
-DECAY = 0.7
-FOLLOW_UP_TOP = 2.2
-FOLLOW_UP_RATIO = 0.65
-MAX_MESSAGES = 6
-EVIDENCE_SHARE = 0.6
-PAST_WEIGHT = 0.5
-VOTE_MIN = 0.4
-GROW_BAR = 2.5
-GROW_RATIO = 0.8
-GROW_K = 3
-GROW_SUPPORT = 1.0
-FRESH_BAR = 2.2
-FRESH_RATIO = 0.7
-FRESH_GATE = 2
-FRESH_SHARE = 0.6
-FRESH_MATES = 2
-FRESH_MATE_FLOOR = 1.0
 Row = NDArray[np.float64]
 
 

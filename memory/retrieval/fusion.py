@@ -23,11 +23,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-LEXICAL_WEIGHT = 0.4
-DENSE_WEIGHT = 0.6
-SMALL_CATALOG = 16
-PRIOR_TOOLS = 4
-PRIOR_SHARE = 0.25
+from tooltray.memory.tuning import (
+    DENSE_WEIGHT,
+    LEXICAL_WEIGHT,
+    PRIOR_SHARE,
+    PRIOR_TOOLS,
+    SMALL_CATALOG,
+)
 
 Matrix = NDArray[np.float64]
 

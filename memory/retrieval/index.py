@@ -20,7 +20,7 @@ from tooltray.memory.embedders.base import Progress
 from tooltray.memory.embedders.cache import CachedEmbedder, EmbeddingCache
 from tooltray.memory.retrieval.bundles import Bundles
 from tooltray.memory.retrieval.lexical import LexicalIndex
-from tooltray.memory.retrieval.picks import bar, mates, over_bar, reserve, sentence_best
+from tooltray.memory.retrieval.picks import bar, choose, mates, reserve, sentence_best
 from tooltray.memory.retrieval.query import (
     DEFAULT_MODE,
     Query,
@@ -38,15 +38,14 @@ from tooltray.memory.retrieval.scoring import (
     score,
 )
 from tooltray.memory.retrieval.text import doc_text
+from tooltray.memory.tuning import AGREE_Z, STRONG_RATIO
 from tooltray.tools.errors import EmbedderError
 from tooltray.tools.spec import ToolSpec
 
 log = logging.getLogger("tooltray")
-Source = Literal["semantic", "lexical", "bundle", "select"]
+HitSource = Literal["semantic", "lexical", "bundle", "select"]
 Method = Literal["hybrid", "lexical", "dense"]
 QueryLike = str | Query | Sequence[str]
-AGREE_Z = 2.0
-STRONG_RATIO = 0.8
 
 
 @dataclass(frozen=True)
@@ -65,7 +64,7 @@ class Hit:
 
     name: str
     score: float
-    source: Source
+    source: HitSource
     rank: int
     strong: bool = False
     agree: bool = False
@@ -207,7 +206,7 @@ class ToolIndex:
         return [m for m in kin if np.isfinite(final[m])][: 2 * k]
 
     def _hit(self, i: int, final: Any, s: Scored, rank: int, top: float, src: Any = None) -> Hit:
-        source: Source = src or ("semantic" if s.dense_z[i] > s.lexical_z[i] else "lexical")
+        source: HitSource = src or ("semantic" if s.dense_z[i] > s.lexical_z[i] else "lexical")
         agree = bool(min(s.lexical_z[i], s.dense_z[i]) >= AGREE_Z)
         strong = bool(final[i] >= STRONG_RATIO * top and final[i] > 0)
         return Hit(self.names[i], float(final[i]), source, rank, strong, agree)
@@ -268,11 +267,9 @@ class ToolIndex:
         if skip:
             final = final.copy()
             final[list(skip)] = -np.inf
-        main = over_bar(self.ties.top(final, max_tools, q.text), final)
+        main, chosen = choose(final, [s.sentences], self.ties, q.text, max_tools)
         if not (main or kin) or max_tools < 1:
             return []
-        extra = sentence_best(s.sentences, final, self.ties, q.text, main)[: max_tools // 2]
-        chosen = main[: max_tools - len(extra)] + extra if main else []
         pulled = mates(chosen, final, self.bundles)[: max_tools - len(chosen)] if pull else []
         pulled += [i for i in kin if i not in chosen and i not in pulled][:siblings]
         top = float(final[(main or kin)[0]])

@@ -18,12 +18,8 @@ from numpy.typing import NDArray
 
 from tooltray.memory.retrieval.bundles import Bundles
 from tooltray.memory.retrieval.ranking import TieBreak
+from tooltray.memory.tuning import BAR_FLOOR, BAR_RATIO, MIN_PICKS, SENTENCE_RATIO, SENTENCE_TOP
 
-BAR_FLOOR = 2.0
-BAR_RATIO = 0.5
-SENTENCE_RATIO = 0.85
-SENTENCE_TOP = 3
-MIN_PICKS = 3
 Scores = NDArray[np.float64]
 
 
@@ -57,6 +53,25 @@ def sentence_best(
                 seen.add(i)
                 out.append(i)
     return out
+
+
+def choose(
+    final: Scores, sentence_rows: Sequence[Scores], ties: TieBreak, text: str, k: int
+) -> tuple[list[int], list[int]]:
+    """The pick rule: ``(main, chosen)`` for the scores ``final`` of a query or conversation.
+
+    ``main`` is the ranked tools over the bar (:func:`over_bar`); ``chosen`` adds each row's
+    best tools of ``sentence_rows`` (:func:`sentence_best`, in order, up to ``k // 2`` of
+    them), keeping them under the cap of ``k`` before ``main``'s tail. No ``main``, no pick.
+    """
+    main = over_bar(ties.top(final, k, text), final)
+    if not main or k < 1:
+        return main, []
+    extra: list[int] = []
+    for rows in sentence_rows:
+        extra += sentence_best(rows, final, ties, text, main + extra)
+    extra = extra[: k // 2]
+    return main, main[: k - len(extra)] + extra
 
 
 def mates(chosen: Sequence[int], final: Scores, bundles: Bundles) -> list[int]:

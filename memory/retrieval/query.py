@@ -1,26 +1,10 @@
 """How a conversation becomes a retrieval query, and the ToolSearch query forms.
 
-Measured on bfcl_multiturn (440 turns, gold = the tools called in that turn; hybrid R@10 / C@10,
-``bench/run.py retrieval``):
-
-=========================================================  ===========
-query                                                      R@10 / C@10
-=========================================================  ===========
-current message                                            92.5 / 86.1
-current + previous, concatenated                           90.2 / 82.5
-all user messages, concatenated                            83.6 / 76.4
-weighted: current + 0.25 x previous, scored apart          91.0 / 84.3
-adaptive: + 0.5 x previous only when the current message   92.6 / 86.1
-has fewer than 5 content terms (default)
-=========================================================  ===========
-
-Weights of 0.15 and 0.5 for the previous message (scored apart) measured 91.1 / 83.6 and
-90.0 / 82.0 on an earlier prototype: any steady share of the previous message costs recall.
-
 Earlier messages mostly ask for tools the conversation already loaded, so they pull the ranking
 away from what the new turn needs. ``adaptive`` (the default) equals ``current`` on ordinary
 messages and lends a short follow-up ("yes, do that for the other file too") the previous
-message's context.
+message's context; any steady share of the previous message costs recall. The modes' figures are
+in ``bench/README.md`` ("Tuned values": the query).
 """
 
 from __future__ import annotations
@@ -29,13 +13,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tooltray.memory.retrieval.text import terms
+from tooltray.memory.tuning import ADAPTIVE_WEIGHT, SHORT_TERMS, WEIGHTED_WEIGHT
 from tooltray.tools.errors import ConfigError
 
 QUERY_MODES = ("adaptive", "current", "current+previous", "weighted", "all")
 DEFAULT_MODE = "adaptive"
-SHORT_TERMS = 5
-ADAPTIVE_WEIGHT = 0.5
-WEIGHTED_WEIGHT = 0.25
 
 
 @dataclass(frozen=True)

@@ -19,9 +19,8 @@ from tooltray.memory.retrieval.fusion import fuse
 from tooltray.memory.retrieval.lexical import LexicalIndex
 from tooltray.memory.retrieval.query import Query
 from tooltray.memory.retrieval.text import segment_spans, terms
+from tooltray.memory.tuning import MAX_SENTENCES, SENTENCE_WEIGHT
 
-SENTENCE_WEIGHT = 0.5
-MAX_SENTENCES = 8
 Matrix = NDArray[np.float64]
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from tooltray.memory.tuning import MIN_SEGMENT_WORDS
 from tooltray.tools.spec import ToolSpec
 
 STOPWORDS = frozenset(
@@ -24,7 +25,6 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _SEPARATORS = re.compile(r"[_.\-/\s]+")
 _WORD = re.compile(r"[A-Za-z0-9]+")
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+(?=\S)|\n+")
-MIN_SEGMENT_WORDS = 3
 
 
 def tokenize_identifier(name: str) -> list[str]:

@@ -10,9 +10,9 @@ from sqlalchemy import text
 
 from tooltray.memory.config import Settings
 from tooltray.memory.core.planner import Planner
-from tooltray.memory.core.signals import NoSignals
 from tooltray.memory.core.trinket import ToolLoaderTrinket
 from tooltray.memory.learning import StoreSignals
+from tooltray.memory.retrieval.past import NoSignals
 from tooltray.memory.store import Store
 from tooltray.tools.registry import ToolRegistry
 
@@ -94,7 +94,7 @@ def test_turn_end_learns_the_used_tools_and_the_message_vector(
     assert (sid, turn, kept, dim) == ("s", 1, None, 384)
     assert as_list(tools) == ["travel_search_flights", "travel_search_hotels"]
     mine = np.frombuffer(bytes(vector), np.float32)
-    fresh = trinket.planner.retriever().embedder.embed([TRIP], "query")[0]
+    fresh = trinket.planner.selector().embedder.embed([TRIP], "query")[0]
     assert abs(float(np.linalg.norm(mine)) - 1.0) < 1e-4
     assert float(mine @ fresh) > 0.99
     assert isinstance(trinket.signals, StoreSignals)

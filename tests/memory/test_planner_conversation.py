@@ -15,8 +15,8 @@ from numpy.typing import NDArray
 
 from tooltray.memory.config import Settings
 from tooltray.memory.core.planner import Planner
-from tooltray.memory.core.signals import NoSignals, SessionSignals
 from tooltray.memory.retrieval.conversation import MessageScores, earlier_tasks
+from tooltray.memory.retrieval.past import NoSignals, SessionSignals
 from tooltray.tools.demo import demo_registry
 
 REQUEST = "Show me the git log of the last commits on this repository"
@@ -60,22 +60,22 @@ def names(cands: Sequence[object]) -> list[str]:
 
 
 def test_a_follow_up_keeps_the_earlier_requests_tool(planner: Planner) -> None:
-    retriever = planner.retriever()
-    alone = names(retriever.conversation_picks([REQUEST], NoSignals()))
+    selector = planner.selector()
+    alone = names(selector.boundary([REQUEST], NoSignals()))
     assert alone[0] == "git_log"
-    assert "git_log" in names(retriever.conversation_picks([REQUEST, FOLLOW_UP], NoSignals()))
-    assert "git_log" not in names(retriever.conversation_picks([FOLLOW_UP], NoSignals()))
+    assert "git_log" in names(selector.boundary([REQUEST, FOLLOW_UP], NoSignals()))
+    assert "git_log" not in names(selector.boundary([FOLLOW_UP], NoSignals()))
 
 
 def test_learned_companions_join_the_picks_and_votes_get_every_message(
     planner: Planner,
 ) -> None:
     signals = TableSignals({"files_read": 0.9, "web_fetch": 0.1}, {"calendar_list_events": 1.0})
-    picks = names(planner.retriever().conversation_picks([REQUEST, FOLLOW_UP], signals))
+    picks = names(planner.selector().boundary([REQUEST, FOLLOW_UP], signals))
     assert "files_read" in picks and "web_fetch" not in picks
     assert "calendar_list_events" in picks
     assert signals.shapes and signals.shapes[-1][0] == 2
-    without = names(planner.retriever().conversation_picks([REQUEST, FOLLOW_UP], NoSignals()))
+    without = names(planner.selector().boundary([REQUEST, FOLLOW_UP], NoSignals()))
     assert "files_read" not in without and "calendar_list_events" not in without
 
 
@@ -89,7 +89,7 @@ def test_earlier_tasks_are_the_task_messages_before_the_current_one() -> None:
 
 
 def test_the_request_of_a_turn_is_its_first_task_message(planner: Planner) -> None:
-    planner.retriever()
+    planner.selector()
     assert planner.request_text([REQUEST, FOLLOW_UP, CREDENTIALS]) == REQUEST
     assert planner.request_text(["sure", "ok"]) == "ok"  # no task message: the latest
     assert planner.request_text([]) is None
@@ -97,10 +97,10 @@ def test_the_request_of_a_turn_is_its_first_task_message(planner: Planner) -> No
 
 def test_a_new_task_grows_though_an_earlier_request_holds_the_top(planner: Planner) -> None:
     switch = "Switching gears: the parse_range test is failing, open tests/test_parse.py"
-    retriever = planner.retriever()
-    loaded = names(retriever.conversation_picks([REQUEST], NoSignals()))
+    selector = planner.selector()
+    loaded = names(selector.boundary([REQUEST], NoSignals()))
     assert not any(n.startswith("files_") for n in loaded)
-    grown = names(retriever.conversation_growth([REQUEST, switch], NoSignals(), loaded))
+    grown = names(selector.growth([REQUEST, switch], NoSignals(), loaded))
     assert "files_read" in grown
     assert not set(grown) & set(loaded)
 
@@ -111,26 +111,24 @@ ASK_LOG = "Can you also show me the git log of the last commits?"
 
 def test_growth_judges_every_message_since_the_last_growth(planner: Planner) -> None:
     """A request answered with a question loads its tool at the reply ("Yes please.")."""
-    retriever = planner.retriever()
-    loaded = names(retriever.conversation_picks([WEATHER], NoSignals()))
+    selector = planner.selector()
+    loaded = names(selector.boundary([WEATHER], NoSignals()))
     users = [WEATHER, ASK_LOG, "Yes please."]
-    only_reply = names(retriever.conversation_growth(users, NoSignals(), loaded, 1))
-    both = names(retriever.conversation_growth(users, NoSignals(), loaded, 2))
+    only_reply = names(selector.growth(users, NoSignals(), loaded, 1))
+    both = names(selector.growth(users, NoSignals(), loaded, 2))
     assert "git_log" not in only_reply
     assert "git_log" in both and not set(both) & set(loaded)
 
 
 def test_growth_takes_the_new_messages_own_past_request_votes(planner: Planner) -> None:
-    retriever = planner.retriever()
-    loaded = names(retriever.conversation_picks([WEATHER], NoSignals()))
+    selector = planner.selector()
+    loaded = names(selector.boundary([WEATHER], NoSignals()))
     users = [WEATHER, ASK_LOG, "Yes please."]
     signals = TableSignals({}, {"calendar_list_events": 0.9, "web_fetch": 0.2})
-    grown = names(retriever.conversation_growth(users, signals, loaded, 2))
+    grown = names(selector.growth(users, signals, loaded, 2))
     assert "calendar_list_events" in grown and "web_fetch" not in grown
     assert signals.weights[-1] == [0.0, 1.0, 1.0]  # the two new messages, apart from the first
-    assert "calendar_list_events" not in names(
-        retriever.conversation_growth(users, NoSignals(), loaded, 2)
-    )
+    assert "calendar_list_events" not in names(selector.growth(users, NoSignals(), loaded, 2))
 
 
 def test_a_load_tools_query_answers_with_tools_not_loaded_yet(planner: Planner) -> None:
@@ -163,18 +161,18 @@ def test_a_query_whose_best_match_is_loaded_brings_that_tools_siblings(planner: 
 def test_a_session_asks_the_votes_of_every_other_session(planner: Planner) -> None:
     inner = TableSignals({"files_read": 0.9}, {"calendar_list_events": 1.0})
     signals = SessionSignals(inner, "s-1")
-    picks = names(planner.retriever().conversation_picks([REQUEST], signals))
+    picks = names(planner.selector().boundary([REQUEST], signals))
     assert "calendar_list_events" in picks and "files_read" in picks
     assert inner.sessions and set(inner.sessions) == {"s-1"}
 
 
 def test_a_weak_vote_grows_a_tool_only_when_the_new_messages_match_it(planner: Planner) -> None:
-    retriever = planner.retriever()
-    loaded = names(retriever.conversation_picks([WEATHER], NoSignals()))
+    selector = planner.selector()
+    loaded = names(selector.boundary([WEATHER], NoSignals()))
     users = [WEATHER, ASK_LOG, "Yes please."]
     weak = {"git_push": 0.3, "travel_visa_requirements": 0.3, "chat_react": 0.2}
-    grown = names(retriever.conversation_growth(users, TableSignals({}, weak), loaded, 2))
-    without = names(retriever.conversation_growth(users, NoSignals(), loaded, 2))
+    grown = names(selector.growth(users, TableSignals({}, weak), loaded, 2))
+    without = names(selector.growth(users, NoSignals(), loaded, 2))
     assert "git_push" in grown and "git_push" not in without  # matched (own >= 1) and voted
     assert "travel_visa_requirements" not in grown  # voted, but nothing in the messages asks
     assert "chat_react" not in grown  # matched a little, voted too weakly

@@ -196,11 +196,10 @@ def test_off_states_expose_every_allowed_tool_exactly(
 ) -> None:
     from tooltray.tools.render import render_openai_chat
 
-    for off in ({"enabled": False}, {"memory_enabled": False}):
-        view = make_trinket(**off).prepare("s", _hist(TRIP))
-        assert view.tools() == render_openai_chat(registry.allowed())
-        assert view.mode == "disabled"
-        assert not any(s.name in META_TOOL_NAMES for s in view.specs)
+    view = make_trinket(enabled=False).prepare("s", _hist(TRIP))
+    assert view.tools() == render_openai_chat(registry.allowed())
+    assert view.mode == "disabled"
+    assert not any(s.name in META_TOOL_NAMES for s in view.specs)
 
 
 def test_embedder_down_degrades_to_all_tools_logs_once_and_records(
@@ -211,7 +210,7 @@ def test_embedder_down_degrades_to_all_tools_logs_once_and_records(
     def down(*_: Any, **__: Any) -> Any:
         raise EmbedderError("embedding server at http://127.0.0.1:9 is down: start it")
 
-    trinket.planner.retriever = down  # type: ignore[method-assign]
+    trinket.planner.selector = down  # type: ignore[method-assign]
     heard: list[LoaderDegraded] = []
     listen = loader_degraded.connected_to(lambda s, payload: heard.append(payload), sender="s")
     with listen, caplog.at_level(logging.ERROR, logger="tooltray"):

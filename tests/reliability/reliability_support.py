@@ -223,7 +223,7 @@ def compute_vectors(folder: Path) -> Vectors:
     url = f"sqlite:///{folder / 'embed.db'}"
     registry = demo_registry()
     with Store(url) as store:
-        Planner(registry, Settings(db=url), store).retriever()
+        Planner(registry, Settings(db=url), store).selector()
         query = "SELECT content_hash, vector FROM embeddings WHERE embedder_id = :e"
         with store.engine.connect() as conn:
             rows = conn.execute(text(query), {"e": EMBEDDER_ID}).all()

@@ -135,7 +135,6 @@ def test_forbidden_tools_never_reach_the_model_the_loaded_set_or_an_executor(
     for label, settings in (
         ("all mode", {"context_window": 400_000}),
         ("loader off", {"enabled": False}),
-        ("memory off", {"memory_enabled": False}),
     ):
         other = make(registry, path=path, **settings)
         view = other.prepare(f"{kind}-{label}", [user(ATTACKS["git_push"])])
@@ -145,7 +144,7 @@ def test_forbidden_tools_never_reach_the_model_the_loaded_set_or_an_executor(
     def down(*_: Any, **__: Any) -> Any:
         raise EmbedderError("embedder down for the test")
 
-    broken.planner.retriever = down  # type: ignore[method-assign]
+    broken.planner.selector = down  # type: ignore[method-assign]
     view = broken.prepare(f"{kind}-degraded", [user(ATTACKS["email_send"])])
     assert view.mode == "degraded"
     tally.check("degraded", view, broken.loaded(f"{kind}-degraded"))

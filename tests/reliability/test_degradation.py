@@ -40,10 +40,11 @@ from tooltray.events import (
 from tooltray.memory.agent.calls import META, CallRunner
 from tooltray.memory.config import Settings
 from tooltray.memory.core.planner import Planner
+from tooltray.memory.core.selection import SelectorFactory
 from tooltray.memory.core.trinket import ToolLoaderTrinket
 from tooltray.memory.embedders import CachedEmbedder, clear_memo, default_embedder
 from tooltray.memory.retrieval import ToolIndex
-from tooltray.memory.retrieval.adapter import IndexRetriever, Retriever
+from tooltray.memory.retrieval.selector import IndexSelector
 from tooltray.memory.store import Store
 from tooltray.tools.demo import demo_core, demo_registry
 from tooltray.tools.errors import EmbedderError
@@ -71,20 +72,22 @@ class SwitchableEmbedder:
         return self.inner.embed(texts, kind)
 
 
+def switchable(embedder: Any) -> SelectorFactory:
+    """The default selector over ``embedder``: a selector passed in, as a user would."""
+
+    def build(specs: Any, settings: Settings, store: Any, progress: Any) -> IndexSelector:
+        cached = CachedEmbedder(embedder, store)
+        return IndexSelector(ToolIndex(list(specs), cached, progress=progress), cached, settings)
+
+    return build
+
+
 class SwitchablePlanner(Planner):
     """The real planner, whose retrieval index embeds through ``embedder``."""
 
     def __init__(self, registry: ToolRegistry, settings: Settings, store: Store, embedder: Any):
-        super().__init__(registry, settings, store)
+        super().__init__(registry, settings, store, selector=switchable(embedder))
         self.embedder = embedder
-
-    def retriever(self, progress: Any = None) -> Retriever:
-        cat = self.catalog()
-        if cat.retriever is None:
-            cached = CachedEmbedder(self.embedder, self.store)  # type: ignore[arg-type]
-            index = ToolIndex(self.registry.allowed(), cached, progress=progress)
-            cat.retriever = IndexRetriever(index, cached, self.settings)
-        return cat.retriever
 
 
 def users(*texts: str) -> list[dict[str, str]]:

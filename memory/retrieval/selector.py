@@ -1,11 +1,12 @@
-"""The bridge between the trinket and retrieval: picks, strong picks and searches as Candidates.
+"""Retrieval's side of selection: the index's scores of a conversation, and its decisions.
 
-It builds the embedder the settings name (cached document embeddings in the store), the hybrid
-index over the allowed tools, and answers the three questions the planner asks: what to load at a
-session boundary (``picks``), what a later turn may append (``strong``), and what a ``load_tools``
-query means (``search``).
+:class:`IndexSelector` is the default :class:`~tooltray.memory.core.selection.Selector` (stages 1-3
+of :mod:`tooltray.memory.core.selection`): it scores every user message over the hybrid index
+(candidates and scores), then decides what a session boundary loads (``boundary``) and what a
+later turn appends (``growth``); it also answers ``load_tools`` queries (``search``). Boundary
+picks and ``ToolIndex.picks`` share one rule (:func:`.picks.choose`, then bundle-mates).
 
-All three raise :class:`EmbedderError` while the embedder is down instead of quietly answering
+Every answer raises :class:`EmbedderError` while the embedder is down instead of quietly answering
 from the lexical half, because the trinket must know (it exposes every tool, logs and records the
 outage); ``lexical`` is the answer a ``load_tools`` query gets meanwhile. Every later query tries
 the embedder again, so the dense half comes back on its own when the embedder does.
@@ -14,7 +15,7 @@ the embedder again, so the dense half comes back on its own when the embedder do
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -27,23 +28,30 @@ from tooltray.memory.embedders import (
     Progress,
     default_embedder,
 )
-from tooltray.memory.retrieval import Hit, Query, ToolIndex, build_query, doc_text
+from tooltray.memory.retrieval import Hit, Query, ToolIndex, doc_text
 from tooltray.memory.retrieval import conversation as conv
 from tooltray.memory.retrieval.candidates import Candidate
-from tooltray.memory.retrieval.picks import mates, over_bar, sentence_best
+from tooltray.memory.retrieval.past import SelectionSignals
+from tooltray.memory.retrieval.picks import choose, mates
 from tooltray.memory.retrieval.scoring import Scored
 from tooltray.memory.store.records import Source
-from tooltray.tools.errors import EmbedderError
+from tooltray.memory.tuning import (
+    COMPANION_FROM,
+    COMPANION_MIN,
+    GROW_K,
+    MAX_MESSAGES,
+    NOW_OWN_MIN,
+    NOW_VOTE_MIN,
+    SEARCH_K,
+    VOTE_MIN,
+)
+from tooltray.tools.errors import EmbedderError, TooltrayError
 from tooltray.tools.spec import ToolSpec
 
 if TYPE_CHECKING:
-    from tooltray.memory.core.signals import SelectionSignals
     from tooltray.memory.core.skills import Skill, SkillLibrary
     from tooltray.memory.store.base import BaseStore
 
-SEARCH_K = 5
-STRONG_K = 2
-GROWTH_BAR = 2.5
 Part = tuple[conv.MessageScores, Scored, Any]
 """One message's scores, its calibrated score rows and its whole-message vector (or ``None``)."""
 _SOURCES: dict[str, Source] = {
@@ -53,41 +61,7 @@ _SOURCES: dict[str, Source] = {
     "select": "manual",
 }
 MEMO_SIZE = 64
-COMPANION_MIN = 0.3
-PULL_RATIO = 0.5  # 0.8 tried: apibank first-pass 0.667 -> 0.533 (quick), bfcl unchanged
 CACHE_MAX = 512
-NOW_VOTE_MIN = 0.25
-NOW_OWN_MIN = 1.0
-
-
-class Retriever(Protocol):
-    """What the planner needs from retrieval (``embedder`` is ``None`` for a lexical one)."""
-
-    embedder: Embedder | None
-
-    def picks(self, users: Sequence[str]) -> list[Candidate]: ...
-
-    def strong(self, users: Sequence[str]) -> list[Candidate]: ...
-
-    def search(self, query: str, exclude: Collection[str] = ()) -> list[Candidate]: ...
-
-    def lexical(self, query: str, exclude: Collection[str] = ()) -> list[Candidate]: ...
-
-    def recall_skills(self, library: SkillLibrary, goal: str) -> list[Skill]: ...
-
-    def conversation_picks(
-        self, users: Sequence[str], signals: SelectionSignals
-    ) -> list[Candidate]: ...
-
-    def request_of(self, texts: Sequence[str]) -> str: ...
-
-    def conversation_growth(
-        self,
-        users: Sequence[str],
-        signals: SelectionSignals,
-        loaded: Sequence[str],
-        fresh: int = 1,
-    ) -> list[Candidate]: ...
 
 
 def _source(hit: Hit) -> Source:
@@ -95,8 +69,8 @@ def _source(hit: Hit) -> Source:
     return _SOURCES[hit.source]
 
 
-class IndexRetriever:
-    """A :class:`Retriever` over ``tooltray.memory.retrieval.ToolIndex``.
+class IndexSelector:
+    """The default selector: a ``tooltray.memory.retrieval.ToolIndex`` and an embedder.
 
     The index stops using its document vectors after an embedder failure; this keeps them
     (``_docs``) and puts them back before the next query, which is what lets a session recover.
@@ -109,9 +83,6 @@ class IndexRetriever:
         self._docs: NDArray[np.float32] | None = index.doc_vectors
         self.memo: dict[str, Any] = {}
         self._messages: dict[str, Part] = {}
-
-    def _query(self, users: Sequence[str]) -> Query:
-        return build_query(list(users), mode=self.settings.query_mode)
 
     def _revive(self) -> bool:
         """Give the index its document vectors back; False for a lexical-only index."""
@@ -143,9 +114,6 @@ class IndexRetriever:
         if len(self.memo) > MEMO_SIZE:
             del self.memo[next(iter(self.memo))]
 
-    def _hits(self, query: Query | str, k: int) -> list[Hit]:
-        return list(self.index.picks(query, max_tools=k, query_vector=self._vector(query)))
-
     def _answer(self, query: str, exclude: Collection[str], vector: Any = None) -> list[Candidate]:
         """A ``load_tools`` answer, dense or lexical alike: none of ``exclude``, and with it no
         bundle-mates fill the places the bar leaves."""
@@ -159,29 +127,18 @@ class IndexRetriever:
         )
         return _candidates(hits)
 
-    def picks(self, users: Sequence[str]) -> list[Candidate]:
-        """Tools that clear the calibrated bar for the conversation, with bundle-mates."""
-        return _candidates(self._hits(self._query(users), self.settings.max_tools))
-
-    def strong(self, users: Sequence[str]) -> list[Candidate]:
-        """The current message's strongest matches only: later turns append rarely."""
-        hits = self._hits(self._query(users[-1:]), self.settings.max_tools)
-        return _candidates([h for h in hits if h.agree and h.score >= GROWTH_BAR][:STRONG_K])
-
     def search(self, query: str, exclude: Collection[str] = ()) -> list[Candidate]:
         """The best matches for a ``load_tools`` query, none of ``exclude`` (the loaded tools).
 
         The model asks because what is loaded does not do the job: loaded tools would only
         take the answer's places. Bundle-mates do not fill the places the bar leaves: the
         answer is the query's own matches (a session near ``hard_max_tools`` keeps room for
-        the bundle the model may ask for next). bfcl_multiturn: a query escape found every
-        missing tool in 7 of 38 turns with loaded tools in the answer, 14 without.
+        the bundle the model may ask for next).
 
         When the query's best match is already loaded, up to ``SEARCH_K`` of its bundle-mates
         come too, best first: the model asks although that tool is there, so it lacks a helper
-        beside it (``startEngine`` loaded, ``pressBrakePedal`` missing). Over the 40 query
-        escapes of a bfcl_multiturn replay without history, the answer held every missing tool
-        in 15 without them and 27 with them; the replay's escapes per turn fell 0.150 -> 0.123.
+        beside it (``startEngine`` loaded, ``pressBrakePedal`` missing). Both rules' figures are
+        in ``bench/README.md`` ("Tuned values": load_tools answers).
         """
         return self._answer(query, exclude, self._vector(query))
 
@@ -218,7 +175,7 @@ class IndexRetriever:
     def _conversation(self, users: Sequence[str], signals: SelectionSignals) -> tuple[Any, ...]:
         """Per-message scores of the latest messages, the current message's scores and text, the
         learned past-request votes as a catalog row (``None`` without any), and the parts."""
-        texts = [u for u in users if u and u.strip()][-conv.MAX_MESSAGES :]
+        texts = [u for u in users if u and u.strip()][-MAX_MESSAGES:]
         parts = [self._message(t) for t in texts]
         messages = [p[0] for p in parts]
         votes = self._votes(signals, parts, conv.weights(messages))
@@ -250,51 +207,62 @@ class IndexRetriever:
             if v >= COMPANION_MIN and n in self.index.position and n not in have
         ]
 
+    def vector_of(self, text: str) -> tuple[str, NDArray[np.float32]] | None:
+        """``(embedder id, query vector)`` of one user message, for learning at turn end.
+
+        Selection embedded the message already when it selected or grew this turn, so this is
+        usually the memo; otherwise it costs one query embedding. ``None`` without an embedder
+        or while it is down: then only co-use is learned.
+        """
+        if self.embedder is None:
+            return None
+        if text in self.memo:
+            return str(self.embedder.id), np.asarray(self.memo[text], np.float32)
+        try:
+            vector = self.embedder.embed([text], "query")
+        except TooltrayError:
+            return None
+        return str(self.embedder.id), np.asarray(vector, np.float32)[0]
+
     def request_of(self, texts: Sequence[str]) -> str:
-        """The first task message of ``texts`` (see :meth:`Planner.request_text`); the latest
+        """The first task message of ``texts`` (see ``Planner.request_text``); the latest
         when none is one, or when the embedder is down."""
-        recent = list(texts[-conv.MAX_MESSAGES :])
+        recent = list(texts[-MAX_MESSAGES:])
         try:
             flags = conv.tasks([self._message(text)[0] for text in recent])
         except EmbedderError:
             return recent[-1]
         return next((t for t, task in zip(recent, flags, strict=True) if task), recent[-1])
 
-    def conversation_picks(
-        self, users: Sequence[str], signals: SelectionSignals
-    ) -> list[Candidate]:
+    def boundary(self, users: Sequence[str], signals: SelectionSignals) -> list[Candidate]:
         """What to load at a session boundary from the whole conversation.
 
-        The calibrated bar over the conversation score, each sentence of the current message's
-        best tools, then the learned companions of strong picks (bundle-mates without history).
+        The pick rule of :func:`~.picks.choose` over the conversation score (the current
+        message's sentences and the earlier task messages each keep their best tools), then the
+        learned past-request votes and companions of strong picks, then bundle-mates.
         """
         if not [u for u in users if u and u.strip()]:
             return []
         messages, current, text, votes, _ = self._conversation(users, signals)
         final = conv.combine(messages)  # votes join below: raising the top would raise the bar
         k, idx = self.settings.max_tools, self.index
-        main = over_bar(idx.ties.top(final, k, text), final)
+        rows = [current.sentences, conv.earlier_tasks(messages)]
+        main, chosen = choose(final, rows, idx.ties, text, k)
         if not main or k < 1:
             return []
-        extra = sentence_best(current.sentences, final, idx.ties, text, main)
-        extra += sentence_best(conv.earlier_tasks(messages), final, idx.ties, text, main + extra)
-        extra = extra[: k // 2]
-        chosen = main[: k - len(extra)] + extra
         top = float(final[main[0]])
         chosen += [i for i in conv.voted(votes) if i not in chosen][: max(k - len(chosen), 0)]
         out = [Candidate(idx.names[i], "semantic", float(final[i])) for i in chosen]
-        strong = [idx.names[i] for i in chosen if final[i] >= 0.5 * top]
-        learned = self._companions(signals, strong, top, {c.name for c in out})[: k - len(out)]
-        out += learned
+        strong = [idx.names[i] for i in chosen if final[i] >= COMPANION_FROM * top]
+        out += self._companions(signals, strong, top, {c.name for c in out})[: k - len(out)]
         taken = {c.name for c in out}
-        pullers = [i for i in chosen if final[i] >= PULL_RATIO * top]
-        pulled = [i for i in mates(pullers, final, idx.bundles) if idx.names[i] not in taken]
+        pulled = [i for i in mates(chosen, final, idx.bundles) if idx.names[i] not in taken]
         return (
             out
             + [Candidate(idx.names[i], "semantic", float(final[i])) for i in pulled][: k - len(out)]
         )
 
-    def conversation_growth(
+    def growth(
         self,
         users: Sequence[str],
         signals: SelectionSignals,
@@ -351,9 +319,9 @@ class IndexRetriever:
         if votes is None:
             return []
         own = np.max(np.vstack([p[0].final for p in parts[len(parts) - new :]]), axis=0)
-        ok = (votes >= conv.VOTE_MIN) | ((votes >= NOW_VOTE_MIN) & (own >= NOW_OWN_MIN))
+        ok = (votes >= VOTE_MIN) | ((votes >= NOW_VOTE_MIN) & (own >= NOW_OWN_MIN))
         order = np.argsort(-votes, kind="stable")
-        return [int(i) for i in order if ok[i]][: conv.GROW_K]
+        return [int(i) for i in order if ok[i]][:GROW_K]
 
 
 def _candidates(hits: Sequence[Hit]) -> list[Candidate]:
@@ -370,18 +338,18 @@ def make_embedder(settings: Settings, store: BaseStore | None) -> Embedder:
     return CachedEmbedder(inner, store) if store is not None else inner
 
 
-def build_retriever(
+def build_selector(
     specs: Sequence[ToolSpec],
     settings: Settings,
     store: BaseStore | None,
     progress: Progress | None = None,
-) -> Retriever:
+) -> IndexSelector:
     """Embed the catalog (cached) and build the hybrid index; raises EmbedderError when down."""
     embedder = make_embedder(settings, store)
     index = ToolIndex(list(specs), embedder, progress=progress, strict=True)
-    return IndexRetriever(index, embedder, settings)
+    return IndexSelector(index, embedder, settings)
 
 
-def lexical_retriever(specs: Sequence[ToolSpec], settings: Settings) -> Retriever:
-    """A retriever without an embedder: ``load_tools`` answers with it while none can be built."""
-    return IndexRetriever(ToolIndex(list(specs)), None, settings)
+def lexical_selector(specs: Sequence[ToolSpec], settings: Settings) -> IndexSelector:
+    """A selector without an embedder: ``load_tools`` answers with it while none can be built."""
+    return IndexSelector(ToolIndex(list(specs)), None, settings)

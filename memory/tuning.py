@@ -1,0 +1,118 @@
+"""Every tuned value of selection, one line each: what it trades, and how it was measured.
+
+Scores are calibrated z-scores over the catalog (:mod:`tooltray.memory.retrieval.fusion`), so a
+bar here is in standard deviations, never a raw cosine. "retrieval" means ``bench/run.py
+retrieval`` (R@10 / C@10 on the dev splits), "session" means ``bench/run.py session`` (first-pass
+recall, escapes per turn, tool tokens of eager, prefix changes per session on bfcl_multiturn and
+apibank); the tables behind each line are in ``bench/README.md`` ("Tuned values"). Change a value
+here and rerun both suites: a move of any figure is a behaviour change.
+
+This module imports nothing, so every layer may read it.
+"""
+
+# ----- fusion and scoring (one query over the catalog) ------------------------------------------
+#: BM25's share of the fused z; fixed weights beat rank/per-query fusion (retrieval)
+LEXICAL_WEIGHT = 0.4
+#: the embedder's share; 0.6 was best on 4 of 5 dev corpora (retrieval)
+DENSE_WEIGHT = 0.6
+#: best sentence's weight beside the whole message: multi-task recall (retrieval)
+SENTENCE_WEIGHT = 0.5
+#: most sentences scored apart: bounds the query embedding's cost (latency)
+MAX_SENTENCES = 8
+#: a sentence shorter than this joins its neighbour: noise vs task split (retrieval)
+MIN_SEGMENT_WORDS = 3
+#: word-pieces over which a query drops stop words: latency vs dense recall (latency, retrieval)
+COMPACT_OVER = 24
+#: both retrievers this far out = the sides agree (Hit.agree): precision of growth (session)
+AGREE_Z = 2.0
+#: Hit.strong: share of the query's top a hit needs to count as strong (retrieval)
+STRONG_RATIO = 0.8
+
+# ----- the query (bench/run.py retrieval, query_modes) ------------------------------------------
+#: a message with fewer content terms borrows the previous one: follow-ups (retrieval)
+SHORT_TERMS = 5
+#: the borrowed previous message's weight in ``adaptive`` (retrieval)
+ADAPTIVE_WEIGHT = 0.5
+#: the previous message's weight in ``weighted``: any steady share costs recall (retrieval)
+WEIGHTED_WEIGHT = 0.25
+#: under this many tools a z-score's spread borrows a prior: on 2 tools every z is +-1 and a
+#: 0.013 cosine gap outweighed a clear BM25 match (tests/retrieval/test_small_catalog.py)
+SMALL_CATALOG = 16
+#: how many tools' worth of weight the prior spread carries beside the catalog's own
+PRIOR_TOOLS = 4
+#: the prior spread as a share of the scores' size (mcp-server-time's two tools, by hand)
+PRIOR_SHARE = 0.25
+
+# ----- bundles ----------------------------------------------------------------------------------
+#: share of the best mate's score a tool gains: recall vs ~10% more tokens (retrieval)
+LIFT = 0.2
+#: bundles bigger than this are menus, never pulled in whole (session)
+PULL_MAX_BUNDLE = 32
+#: a pick this share of the top pulls its small bundle in: escapes vs tokens (session)
+PULL_RATIO = 0.5
+#: a pulled mate must stand this far above the catalog mean (session)
+PULL_FLOOR = 0.5
+
+# ----- the pick: over the bar, each sentence's best, mates ---------------------------------------
+#: lowest bar in z: a flat query loads nothing weak (retrieval, picks tokens)
+BAR_FLOOR = 2.0
+#: bar = max(floor, ratio x top): 4-12 picks at ~1k tokens on every catalog (retrieval)
+BAR_RATIO = 0.5
+#: a sentence's best tools over this share of its top get a place (retrieval)
+SENTENCE_RATIO = 0.85
+#: at most this many places per sentence (retrieval)
+SENTENCE_TOP = 3
+#: the best 3 above the catalog mean always load: recall on flat queries (retrieval)
+MIN_PICKS = 3
+#: a load_tools answer's size, and most siblings beside a loaded best match (session)
+SEARCH_K = 5
+
+# ----- the conversation (every user message scored apart) ---------------------------------------
+#: an earlier message's weight per task message after it: apibank follow-ups vs bfcl (session)
+DECAY = 0.7
+#: a message whose best z is under this is a follow-up, not a task (session)
+FOLLOW_UP_TOP = 2.2
+#: ... or under this share of the conversation's strongest message (session)
+FOLLOW_UP_RATIO = 0.65
+#: most recent user messages scored: cost vs apibank's long follow-ups (session)
+MAX_MESSAGES = 6
+#: share of several weak mentions' sum that counts toward growth (session)
+EVIDENCE_SHARE = 0.6
+#: learned past-request votes' weight as a third retriever (session, --past-split)
+PAST_WEIGHT = 0.5
+#: a past-request vote this strong loads its tool beside the picks (session, --past-split)
+VOTE_MIN = 0.4
+#: a learned companion this strong loads with its pick (session, --past-split)
+COMPANION_MIN = 0.3
+#: picks at least this share of the top bring their learned companions (session)
+COMPANION_FROM = 0.5
+
+# ----- growth (later turns, append-only) ---------------------------------------------------------
+#: lowest z a later turn grows on: prefix changes vs escapes (session)
+GROW_BAR = 2.5
+#: growth bar = max(GROW_BAR, ratio x top of the growth score) (session)
+GROW_RATIO = 0.8
+#: most tools one growth adds (session)
+GROW_K = 3
+#: the current message's own weaker-side z a grown tool needs: no re-adds on "next" (session)
+GROW_SUPPORT = 1.0
+#: a new task's tools, judged on the message alone, clear this z (session)
+FRESH_BAR = 2.2
+#: ... and this share of the best of them (session)
+FRESH_RATIO = 0.7
+#: the message's best this-many tools decide whether it starts a new task (session)
+FRESH_GATE = 2
+#: ... and this share of the message's best: no distant runner-ups (session)
+FRESH_SHARE = 0.6
+#: closest bundle-mates a new task brings: bfcl_multiturn misses 39 -> 32 of 319 (session)
+FRESH_MATES = 2
+#: a fresh mate's own z on the message (session)
+FRESH_MATE_FLOOR = 1.0
+#: weaker vote that grows when the new message also matches the tool (session, --past-split)
+NOW_VOTE_MIN = 0.25
+#: ... the new message's own z for that tool (session, --past-split)
+NOW_OWN_MIN = 1.0
+
+# ----- the bundle menu ---------------------------------------------------------------------------
+#: name words a bundle without a description shows: menu tokens vs telling bundles apart
+MENU_WORDS = 6
