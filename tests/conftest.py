@@ -9,6 +9,7 @@ cases skip locally and FAIL under ``CI=true``, so CI cannot go green without Pos
 from __future__ import annotations
 
 import os
+import sys
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,6 +20,10 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
 from tooltray.memory.store import BaseStore, MemoryStore, Store
+
+TESTS = str(Path(__file__).resolve().parent)
+if TESTS not in sys.path:  # shared helpers (cli_tree.py) import by name under importlib mode
+    sys.path.append(TESTS)
 
 PG_ENV = "TOOLTRAY_TEST_PG_URL"
 

@@ -7,11 +7,11 @@ empty catalog, and bad values for its arguments against a real store.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import click
 import pytest
+from cli_tree import command_of, leaves
 from click.testing import CliRunner
 
 from tooltray.memory.cli.main import cli
@@ -23,26 +23,6 @@ REQUIRED = {
     "before": "2020-01-01",
     "config_path": "servers.json",
 }
-
-
-def leaves(group: click.Group, prefix: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
-    ctx = click.Context(group)
-    for name in group.list_commands(ctx):
-        command = group.get_command(ctx, name)
-        assert command is not None, name
-        if isinstance(command, click.Group):
-            yield from leaves(command, (*prefix, name))
-        else:
-            yield (*prefix, name)
-
-
-def command_of(path: tuple[str, ...]) -> click.Command:
-    command: click.Command | None = cli
-    for name in path:
-        assert isinstance(command, click.Group)
-        command = command.get_command(click.Context(command), name)
-    assert command is not None
-    return command
 
 
 def bad_inputs(command: click.Command, tmp: Path) -> list[list[str]]:

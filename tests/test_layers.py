@@ -11,8 +11,6 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[1]
 TOPS = ("tools", "memory", "events")
 CLIENTS = ("agent", "adapters", "cli", "eval", "gateway", "lint", "report")
@@ -122,16 +120,8 @@ def test_the_graph_is_read() -> None:
     assert "tooltray.memory.retrieval.selector" in GRAPH["tooltray.memory.core.planner"]
 
 
-def test_no_import_circle_outside_the_store() -> None:
-    circles = [c for c in _circles() if not all(_under(m, *_memory("store")) for m in c)]
-    assert not circles, f"break these import circles: {circles}"
-
-
-@pytest.mark.xfail(
-    reason="engine<->url, probe<->probe_server, sql<->sql_pg inside memory/store are "
-    "onepath-runtime's to break (branch runtime, issue 24 item 5)",
-    strict=False,
-)
-def test_no_import_circle_inside_the_store() -> None:
-    circles = [c for c in _circles() if all(_under(m, *_memory("store")) for m in c)]
+def test_no_import_circle() -> None:
+    """No circle anywhere, the store included (it had three: engine<->url, probe<->probe_server,
+    sql<->sql_pg, the last now the CLI's console)."""
+    circles = _circles()
     assert not circles, f"break these import circles: {circles}"
