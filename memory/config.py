@@ -28,6 +28,7 @@ from tooltray.tools.errors import ConfigError
 
 Growth = Literal["never", "on_strong_match", "every_turn"]
 RenderPath = Literal["text", "openai", "responses", "anthropic"]
+Reveal = Literal["append", "prefix"]
 
 
 class _TomlSource(PydanticBaseSettingsSource):
@@ -82,6 +83,13 @@ class Settings(BaseSettings):
             turn taught counts half, so habits can change.
         learn_max_requests: most past turns kept as vectors (the oldest go first).
         learn_max_pairs: most co-use pairs kept (the weakest go first).
+        reveal: where tools loaded after a session boundary go. ``append`` (default): the
+            prefix (``tools=`` and the system text) holds only what the boundary chose and never
+            changes until the next boundary; later tools are revealed at the end of the context
+            (a note before the user message that led to them, or the ``load_tools`` answer),
+            and called natively through the byte-stable ``call_tool`` bridge, so a prompt cache
+            keeps the whole conversation. ``prefix``: later tools join ``tools=`` (every load
+            re-prefills the conversation after it; the behaviour before reveals).
         store_wait: seconds a store call may wait for a database another process holds locked;
             past it the turn goes on with what is known and the changes are queued, to be
             written once the database is free (a turn waits out at most one such budget).
@@ -132,6 +140,7 @@ class Settings(BaseSettings):
     learn_max_requests: int = Field(default=10_000, ge=1)
     learn_max_pairs: int = Field(default=50_000, ge=1)
     store_wait: float = Field(default=1.0, ge=0.0, le=3600.0)
+    reveal: Reveal = "append"
 
     @model_validator(mode="after")
     def _check(self) -> Settings:

@@ -27,8 +27,15 @@ from jsonschema_specifications import REGISTRY as SPECIFICATIONS
 
 from tooltray.events import payloads as p
 from tooltray.events import signals as sig
+from tooltray.memory.metatools.specs import CALL_TOOL, parse_bridge
 from tooltray.tools.arguments import decode_arguments
-from tooltray.tools.errors import ToolNotAllowedError, TooltrayError, UnknownToolError, shown
+from tooltray.tools.errors import (
+    MetaToolArgumentError,
+    ToolNotAllowedError,
+    TooltrayError,
+    UnknownToolError,
+    shown,
+)
 from tooltray.tools.render import canonical_json, render_line
 from tooltray.tools.spec import ToolSpec
 
@@ -199,6 +206,8 @@ class CallRunner:
 
     def run(self, session_id: str, turn: int, step: int, name: str, raw: Any) -> ToolCall:
         """Carry out one call and describe it; never raises for anything the model did."""
+        if name == CALL_TOOL:
+            return self._bridge(session_id, turn, step, raw)
         decoded = decode_arguments(raw)
         arguments, problem = decoded.value, decoded.problem
         if self.trinket.is_meta(name):
@@ -223,6 +232,19 @@ class CallRunner:
             )
             return ToolCall(step, name, arguments, spec.name, INVALID, text, len(text))
         return self._execute(session_id, turn, step, name, spec, arguments)
+
+    def _bridge(self, session_id: str, turn: int, step: int, raw: Any) -> ToolCall:
+        """``call_tool``: run the named tool as if the model had called it directly, with the
+        same allow-list, schema check and errors (a revealed tool is not in ``tools=``)."""
+        try:
+            name, inner = parse_bridge(raw)
+        except MetaToolArgumentError as exc:
+            text = f"Error: {exc}"
+            return ToolCall(step, CALL_TOOL, raw, None, INVALID, text, len(text))
+        if name == CALL_TOOL:
+            text = "Error: call_tool calls another tool: give that tool's name in `name`."
+            return ToolCall(step, CALL_TOOL, raw, None, INVALID, text, len(text))
+        return self.run(session_id, turn, step, name, inner)
 
     def _meta(self, session_id: str, name: str, arguments: Any) -> str:
         try:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tooltray.memory.core.menu import bundle_menu as bundle_menu  # re-exported for callers
+from tooltray.memory.core.reveal import weave
 from tooltray.tools.render import NATIVE_PATHS as NATIVE_PATHS  # re-exported for the trinket
 from tooltray.tools.render import canonical_json, render_native, render_text
 from tooltray.tools.spec import ToolSpec
@@ -57,6 +58,10 @@ class PromptView:
         eager_tokens: the same measure had every allowed tool been exposed.
         mode: ``selected``, ``all``, ``disabled`` or ``degraded``.
         tool_block: the text-path tool block that ends ``system_prefix`` (empty when native).
+        revealed: tools loaded since the last boundary, outside the prefix (``reveal =
+            "append"``): callable, listed at the end of the context, never in ``tools=``.
+        notes: ``(user turn, text)``: what :meth:`messages` puts before that turn's user message
+            (tooltray's own reveals; a model's ``load_tools`` answer lists its own).
     """
 
     session_id: str
@@ -71,6 +76,8 @@ class PromptView:
     eager_tokens: int
     loaded: tuple[str, ...] = field(default=())
     tool_block: str = ""
+    revealed: tuple[ToolSpec, ...] = field(default=())
+    notes: tuple[tuple[int, str], ...] = field(default=())
 
     def tools(self, path: str | None = None) -> list[dict[str, Any]]:
         """The ``tools=`` list for ``path`` (default: the view's own native path)."""
@@ -86,7 +93,9 @@ class PromptView:
         templates accept only one, first): after the stable prefix, before the text-path tool
         block. System messages later in the history stay where the caller put them, since
         moving them to the front would change the start of the prompt and re-prefill it all.
+        Revealed tools' notes go before their turn's user message (:func:`.reveal.weave`).
         """
+        history = weave(history, dict(self.notes))
         lead = 0
         while lead < len(history) and history[lead].get("role") == "system":
             lead += 1

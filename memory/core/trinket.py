@@ -29,9 +29,10 @@ from tooltray.memory.config import Settings
 from tooltray.memory.core import outages
 from tooltray.memory.core.journal import Journal
 from tooltray.memory.core.lifecycle import evict, expire_fallback
-from tooltray.memory.core.planner import Planner
+from tooltray.memory.core.planner import Plan, Planner
 from tooltray.memory.core.prompt import PromptView
 from tooltray.memory.core.results import ResultShelf
+from tooltray.memory.core.reveal import note, stored_reveals
 from tooltray.memory.core.session import (
     SessionState,
     ViewMode,
@@ -60,6 +61,7 @@ from tooltray.memory.store.records import (
     HistoryEvent,
     Learning,
     Load,
+    SessionMeta,
     Use,
 )
 from tooltray.memory.store.rules import empty_snapshot
@@ -247,7 +249,7 @@ class ToolLoaderTrinket:
             mark_escape(state, out, escape)
             self.journal.commit(state, out.changes)
             self.journal.after(lambda: announce(state, out, escape))
-            return out.text, False
+            return out.text + self._reveal_note(state, out.added), False
 
     def refuse(self, session_id: str, tool: str, reason: str) -> None:
         """Record that a call to ``tool`` was refused (not allowed, unknown, bad arguments)."""
@@ -338,6 +340,9 @@ class ToolLoaderTrinket:
             changes = evict(state, turn, self.settings.idle_turns, self.journal.announce)
             changes.events.append(self._event(state, "compacted"))
             self.journal.commit(state, changes)
+            folded = self._fold(state)
+            if folded:
+                self.journal.commit(state, Changes(meta=folded))
 
     # ----- internals -------------------------------------------------------------------------
 
@@ -463,6 +468,7 @@ class ToolLoaderTrinket:
         if first and users:
             changes.meta = {"selected": True, "mode": plan.mode, "grown": state.turn}
             changes.events.append(self._event(state, "selected", None, plan.mode))
+        changes.meta.update(self._reveal_meta(state, plan, first))
         self.journal.commit(state, changes)
         if plan.loads:
             names = [c.name for c in plan.loads]
@@ -470,6 +476,36 @@ class ToolLoaderTrinket:
             log.info("%s turn %d %s: %s", state.session_id, state.turn, plan.mode, why)
             loaded = p.ToolsLoaded(turn=state.turn, tools=names, source=plan.loads[0].source)
             self.journal.announce(sig.tools_loaded, state.session_id, loaded)
+
+    def _reveal_meta(self, state: SessionState, plan: Plan, first: bool) -> SessionMeta:
+        """Where a plan's loads go with ``reveal = "append"``: a boundary's make the prefix
+        (what is loaded, then the loads); a later turn's are revealed before its message."""
+        if self.settings.reveal != "append":
+            return {}
+        names = [c.name for c in plan.loads]
+        if first:
+            return {"prefix": state.loaded_names() + names, "reveals": []}
+        if not names:
+            return {}
+        before = stored_reveals(state.snapshot.meta.get("reveals"))
+        return {"reveals": [[t, n] for t, n in before] + [[state.turn, names]]}
+
+    def _reveal_note(self, state: SessionState, added: Sequence[str]) -> str:
+        """What a ``load_tools`` answer appends with ``reveal = "append"``: the loaded tools'
+        listing, since they are not in ``tools=`` (the conversation keeps the answer)."""
+        prefix = state.snapshot.meta.get("prefix")
+        if self.settings.reveal != "append" or prefix is None or not added:
+            return ""
+        names = [n for n in added if n not in set(prefix)]
+        specs = [s for s in map(self.registry.get, names) if s is not None]
+        shown = note(self.planner.shown(specs), self.settings.path != "text")
+        return "\n" + shown if shown else ""
+
+    def _fold(self, state: SessionState) -> SessionMeta:
+        """At a boundary after the first selection: the loaded set becomes the prefix."""
+        if self.settings.reveal != "append" or not state.selected:
+            return {}
+        return {"prefix": state.loaded_names(), "reveals": []}
 
     def _view(self, state: SessionState) -> PromptView:
         if state.health == "degraded":

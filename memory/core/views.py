@@ -7,14 +7,16 @@ clients (an agent whose ``prepare`` failed) render "all tools" the same way.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from tooltray.events import payloads as p
 from tooltray.events import signals as sig
 from tooltray.memory.config import Settings
 from tooltray.memory.core.planner import Planner
 from tooltray.memory.core.prompt import NATIVE_PATHS, PromptView, compose
+from tooltray.memory.core.reveal import note, split_loaded, stored_reveals
 from tooltray.memory.core.session import SessionState, ViewMode
-from tooltray.memory.metatools.specs import meta_tool_specs
+from tooltray.memory.metatools.specs import bridge_spec, meta_tool_specs
 from tooltray.memory.store.records import TurnRecord
 from tooltray.tools.registry import ToolRegistry
 from tooltray.tools.spec import ToolSpec
@@ -44,13 +46,18 @@ def all_tools_view(
 def selected_view(
     state: SessionState, settings: Settings, registry: ToolRegistry, planner: Planner
 ) -> PromptView:
-    """The session's loaded tools in ``tools=`` order, led by the meta-tools on native paths."""
-    specs = [s for s in (registry.get(n) for n in state.loaded_names()) if s is not None]
-    specs = planner.shown([s for s in specs if registry.is_allowed(s.name)])
+    """The session's prefix tools in ``tools=`` order, led by the meta-tools on native paths,
+    and (``reveal = "append"``) the tools revealed since the last boundary, after it."""
+    meta = state.snapshot.meta
+    stored = meta.get("prefix") if settings.reveal == "append" else None
+    prefix_names, revealed_names = split_loaded(state.loaded_names(), stored)
+    specs = planner.shown(_allowed(registry, prefix_names))
     choosing = state.selection_mode != "all"
-    if choosing and settings.path in NATIVE_PATHS:
-        specs = meta_tool_specs() + specs
-    return compose(
+    native = settings.path in NATIVE_PATHS
+    if choosing and native:
+        bridge = [bridge_spec()] if settings.reveal == "append" else []
+        specs = meta_tool_specs() + bridge + specs
+    view = compose(
         session_id=state.session_id,
         turn=state.turn,
         path=settings.path,
@@ -60,6 +67,34 @@ def selected_view(
         menu=planner.menu() if choosing else "",
         eager_tokens=planner.eager_tokens(),
     )
+    revealed = _allowed(registry, revealed_names)
+    reveals = stored_reveals(meta.get("reveals")) if stored is not None else []
+    notes = _notes(reveals, registry, planner, native)
+    loaded = view.loaded + tuple(s.name for s in revealed)
+    return replace(view, revealed=tuple(revealed), notes=notes, loaded=loaded)
+
+
+def _allowed(registry: ToolRegistry, names: Sequence[str]) -> list[ToolSpec]:
+    specs = [s for s in (registry.get(n) for n in names) if s is not None]
+    return [s for s in specs if registry.is_allowed(s.name)]
+
+
+def _notes(
+    reveals: Sequence[tuple[int, list[str]]],
+    registry: ToolRegistry,
+    planner: Planner,
+    native: bool,
+) -> tuple[tuple[int, str], ...]:
+    """Each stored reveal's note, keyed by its user turn (a turn's reveals share one note)."""
+    by_turn: dict[int, list[str]] = {}
+    for turn, names in reveals:
+        by_turn.setdefault(turn, []).extend(names)
+    out = []
+    for turn, names in by_turn.items():
+        text = note(planner.shown(_allowed(registry, list(dict.fromkeys(names)))), native)
+        if text:
+            out.append((turn, text))
+    return tuple(out)
 
 
 def turn_record(state: SessionState, view: PromptView) -> tuple[TurnRecord, bool] | None:

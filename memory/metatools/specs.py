@@ -20,6 +20,9 @@ UNLOAD_TOOLS = "unload_tools"
 FALLBACK = "fallback"
 READ_RESULT = "read_result"
 META_TOOL_NAMES = (LOAD_TOOLS, UNLOAD_TOOLS, FALLBACK, READ_RESULT)
+CALL_TOOL = "call_tool"
+"""The bridge (``reveal = "append"`` on native paths): calls a tool revealed at the end of the
+context, which is not in ``tools=``. Not a meta-tool: the call runs the named tool."""
 MAX_ITEMS = 64
 MAX_ITEM_CHARS = 200
 _BARE_NAMES = re.compile(r"\s*[\w.-]+\s*([,;]\s*[\w.-]+\s*)*")
@@ -27,6 +30,7 @@ SHAPES = {
     "load_tools": '{"tools": ["name or bundle"]} or {"query": "what you need to do"}',
     "unload_tools": '{"tools": ["name"]}',
     "read_result": '{"handle": "r-...", "offset": 0}',
+    "call_tool": '{"name": "tool_name", "arguments": {...}}',
 }
 
 _NAMES_SCHEMA = {
@@ -95,6 +99,46 @@ def meta_tool_specs(*, with_read_result: bool = True) -> list[ToolSpec]:
             )
         )
     return specs
+
+
+def bridge_spec() -> ToolSpec:
+    """``call_tool``: byte-stable in ``tools=``, it reaches every tool revealed after it."""
+    return ToolSpec(
+        name=CALL_TOOL,
+        description=(
+            "Call a tool that was revealed in the conversation (listed under 'Tools now "
+            "available') and is not in this list: give its name and its arguments."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "description": "The revealed tool's name."},
+                "arguments": {
+                    "type": "object",
+                    "description": "The tool's arguments, as its listing shows them.",
+                    "additionalProperties": True,
+                },
+            },
+            "required": ["name"],
+        },
+        source="meta",
+    )
+
+
+def parse_bridge(arguments: Any) -> tuple[str, Any]:
+    """``call_tool`` arguments as ``(tool name, its raw arguments)``.
+
+    Raises:
+        MetaToolArgumentError: no usable ``name``.
+    """
+    args = _as_dict(arguments, CALL_TOOL)
+    name = args.get("name", args.get("tool"))
+    if not isinstance(name, str) or not name.strip() or len(name) > MAX_ITEM_CHARS:
+        raise MetaToolArgumentError(
+            "call_tool needs the revealed tool's `name` and its `arguments`: e.g. "
+            'call_tool({"name": "get_weather", "arguments": {"city": "Oslo"}}).'
+        )
+    return name.strip(), args.get("arguments", {})
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Literal, TypedDict, cast
+from typing import Any, Literal, TypedDict, cast
 
 Source = Literal[
     "core", "pinned", "skill", "semantic", "lexical", "escape", "manual", "fallback", "all"
@@ -45,12 +45,19 @@ class SessionMeta(TypedDict, total=False):
         grown: the last turn whose growth is stored, so a restart does not grow it again.
         learned: how many of the conversation's user messages stored lessons covered, so the
             next lesson's request is found among the later ones after a restart too.
+        prefix: the tools in the prompt prefix since the last boundary, in ``tools=`` order
+            (``reveal = "append"``); loaded tools not in it are revealed at the context's end.
+        reveals: tooltray's own reveals since that boundary, ``[user turn, [names]]`` each: woven
+            before that turn's user message in every later request, so they stay byte-stable
+            and come back after a restart.
     """
 
     selected: bool
     mode: SelectionMode
     grown: int
     learned: int
+    prefix: list[str]
+    reveals: list[list[Any]]
 
 
 def as_meta(stored: object) -> SessionMeta:
