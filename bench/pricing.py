@@ -10,13 +10,22 @@ its output is priced too. An escape or a search is simply one more call. Nothing
 tooltray: the session bench (``session.py``) and its peers (``peers.py``) build the calls.
 
 The parameters of the two named profiles and where their values come from are documented on
-:class:`Profile`; the figures they produce are in ``bench/README.md``.
+:class:`tooltray.memory.core.price.Profile` (the library prices its session boundary with the same
+profiles); the figures they produce are in ``bench/README.md``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+
+from tooltray.memory.core.price import (  # the library's own profiles: one owner
+    CALL_OUTPUT_TOKENS as CALL_OUTPUT_TOKENS,
+)
+from tooltray.memory.core.price import LATENCY as LATENCY
+from tooltray.memory.core.price import PRICE as PRICE
+from tooltray.memory.core.price import PROFILES as PROFILES
+from tooltray.memory.core.price import Profile as Profile
 
 
 @dataclass(frozen=True)
@@ -48,56 +57,6 @@ class Call:
     prompt: tuple[Segment, ...]
     output_tokens: int
     kind: str = "step"
-
-
-@dataclass(frozen=True)
-class Profile:
-    """How one call is charged: a linear price of cached input, new input and output tokens.
-
-    A call costs ``cached * cached_read + new * uncached * cache_write + output * output``.
-
-    Attributes:
-        name: ``price`` or ``latency``.
-        unit: what the cost counts (input-token prices, or seconds).
-        cached_read: per input token before the first changed segment. Price: 0.1, the cached
-            input rate of Anthropic (cache hits 0.1x base input) and of OpenAI's recent models
-            (cached input 0.1x); latency: 0, a local server's KV cache skips those tokens.
-        uncached: per input token from the first changed segment on, before ``cache_write``.
-            Price: 1.0 (the unit is one uncached input token); latency: 0.001 s, prefill at
-            about 1,000 tokens/s on a local server (issue 26's figure).
-        cache_write: the multiplier on those new tokens for writing them to the cache. Price:
-            1.25, Anthropic's 5-minute cache write (OpenAI writes at 1.0, so this is the
-            dearer provider); latency: 1.0 (writing the KV cache is the prefill itself).
-        output: per generated token. Price: 5.0, output at about 5x input (Claude Sonnet
-            3/15 USD, GPT-4.1 2/8 per million tokens; 4-5x); latency: 1.7 s / 50 tokens, so one
-            round trip of :data:`CALL_OUTPUT_TOKENS` decodes in about 1.7 s (issue 26's figure
-            for a small local model).
-    """
-
-    name: str
-    unit: str
-    cached_read: float
-    uncached: float
-    cache_write: float
-    output: float
-
-    def charge(self, cached: int, new: int, output: int) -> float:
-        """The cost of one call with ``cached`` re-used, ``new`` input and ``output`` tokens."""
-        return (
-            cached * self.cached_read
-            + new * self.uncached * self.cache_write
-            + output * self.output
-        )
-
-
-CALL_OUTPUT_TOKENS = 50
-"""Tokens one call generates: a tool call (name and JSON arguments), a search query, or a short
-answer. The corpora hold no answers or arguments, so every call is given the same 50 o200k
-tokens; it is also the assistant message the call leaves in the transcript."""
-
-PRICE = Profile("price", "input-token prices", 0.1, 1.0, 1.25, 5.0)
-LATENCY = Profile("latency", "seconds", 0.0, 0.001, 1.0, 1.7 / CALL_OUTPUT_TOKENS)
-PROFILES = (PRICE, LATENCY)
 
 
 @dataclass(frozen=True)

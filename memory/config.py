@@ -59,7 +59,18 @@ class Settings(BaseSettings):
         idle_turns: tools unused for this many turns are evicted at session boundaries.
         growth: what later turns may add: nothing, strong matches, or every pick.
         context_window: the model's context size in tokens.
-        activation_share: while every allowed tool fits in this share of the window, load all.
+        activation_share: with ``opening = "share"``, while every allowed tool fits in this
+            share of the window, load all.
+        opening: how a session boundary chooses between every tool, an opening set and CORE
+            alone. ``priced`` (default): by the session's expected cost under ``cost_profile``
+            (each ranked pick is held in the prefix while the escape it is expected to save
+            costs more than holding it; every tool when that is no dearer than the selection
+            with its expected escapes). ``share``: the activation-share rule, capped by
+            ``max_tools`` and ``token_budget``.
+        cost_profile: what ``opening = "priced"`` minimises: ``latency`` (a local server:
+            cached prefix free, prefill ~1,000 tokens/s, a round trip ~1.7 s) or ``price``
+            (cached input 0.1x, cache writes 1.25x, output 5x input); see
+            :class:`tooltray.memory.core.price.Profile`.
         core: extra tool names that are always loaded (besides pinned specs).
         allow: allow-list of tool names (``None``: all registered tools).
         deny: names never exposed or run.
@@ -141,6 +152,8 @@ class Settings(BaseSettings):
     learn_max_pairs: int = Field(default=50_000, ge=1)
     store_wait: float = Field(default=1.0, ge=0.0, le=3600.0)
     reveal: Reveal = "append"
+    opening: Literal["priced", "share"] = "priced"
+    cost_profile: Literal["latency", "price"] = "latency"
 
     @model_validator(mode="after")
     def _check(self) -> Settings:

@@ -116,3 +116,28 @@ NOW_OWN_MIN = 1.0
 # ----- the bundle menu ---------------------------------------------------------------------------
 #: name words a bundle without a description shows: menu tokens vs telling bundles apart
 MENU_WORDS = 6
+
+# ----- the priced boundary (memory/core/price.py; bench/README.md "Priced selection") -----------
+#: chance a boundary pick at rank 1, 2, ... is needed before growth could reveal it: its use on
+#: the first turn plus GROWTH_MISS of its later use; mean of apibank, bfcl_multiturn and
+#: bfcl_small dev (boundary picks against each conversation's gold): holding vs escaping
+NEEDED_BY_RANK = (0.72, 0.31, 0.15, 0.11, 0.09, 0.07, 0.07, 0.07, 0.06, 0.05)
+#: the same chance past the table (ranks 11-24 measured 0.00-0.06)
+NEEDED_TAIL = 0.04
+#: share of a later turn's tools growth does not reveal in time (an escape): an estimate, the
+#: first selection held 2.4 of a bfcl session's 3.65 later tools and growth most of the rest
+GROWTH_MISS = 0.3
+#: model calls a session makes after its boundary: bfcl_multiturn dev 9.1 (1,096 / 121),
+#: apibank 3.5 (520 / 147); more calls favour holding fewer tools in the prefix
+EXPECTED_CALLS = 6
+#: tokens an escape re-reads (prefix and conversation at a mid-session call, bfcl ~2k)
+ESCAPE_CONTEXT = 2000
+#: tokens of an escape's answer: a load_tools listing of about five tools
+ESCAPE_ANSWER = 150
+#: escapes a selected session makes for tools no pick ranks (first-pass 0.91-0.96 per turn)
+ESCAPES_BASE = 0.3
+
+
+def needed_at(rank: int) -> float:
+    """:data:`NEEDED_BY_RANK` at a 0-based ``rank`` (:data:`NEEDED_TAIL` past it)."""
+    return NEEDED_BY_RANK[rank] if rank < len(NEEDED_BY_RANK) else NEEDED_TAIL

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tooltray.memory.config import Settings
+from tooltray.memory.core import price
 from tooltray.memory.core.prompt import bundle_menu, text_block
 from tooltray.memory.core.selection import (
     Caps,
@@ -28,10 +29,18 @@ from tooltray.memory.core.selection import (
 from tooltray.memory.core.session import MODE_ALL, MODE_SELECTED, SessionState
 from tooltray.memory.core.skills import SkillLibrary, load_skills
 from tooltray.memory.embedders.base import Progress
+from tooltray.memory.metatools.specs import bridge_spec, meta_tool_specs
 from tooltray.memory.retrieval.candidates import Candidate
 from tooltray.memory.retrieval.past import NoSignals, SelectionSignals, SessionSignals
 from tooltray.memory.retrieval.selector import build_selector, lexical_selector
 from tooltray.memory.store.records import SelectionMode
+from tooltray.memory.tuning import (
+    ESCAPE_ANSWER,
+    ESCAPE_CONTEXT,
+    ESCAPES_BASE,
+    EXPECTED_CALLS,
+    needed_at,
+)
 from tooltray.tools.boilerplate import bundle_spans, state_once
 from tooltray.tools.errors import TooltrayError
 from tooltray.tools.registry import ToolRegistry
@@ -56,6 +65,7 @@ class _Catalog:
     tokens: dict[str, int]
     eager_tokens: int
     menu: str
+    fixed: int
     selector: Selector | None = None
     skills: SkillLibrary | None = None
     lexical: LexicalSearch | None = None
@@ -92,7 +102,7 @@ class Planner:
 
     def catalog(self) -> _Catalog:
         """Token counts, menu and eager cost of the allowed catalog (rebuilt when it changes)."""
-        key = (self.registry.fingerprint, self.settings.path)
+        key = (self.registry.fingerprint, self.settings.path, self.settings.reveal)
         if self._catalog is None or self._catalog.key != key:
             specs = self.registry.allowed()
             spans = bundle_spans(specs) if self.settings.boilerplate_once else {}
@@ -101,13 +111,20 @@ class Planner:
             tokens = tokens_per_tool(specs, path)
             eager = self._eager(specs)
             menu = bundle_menu(self.registry.bundles())
-            self._catalog = _Catalog(key, tokens, eager, menu, spans=spans)
+            fixed = self._fixed(menu)
+            self._catalog = _Catalog(key, tokens, eager, menu, fixed, spans=spans)
         return self._catalog
 
     def shown(self, specs: Sequence[ToolSpec]) -> list[ToolSpec]:
         """``specs`` as the model sees them: with ``boilerplate_once``, each bundle's shared
         span stays on its first tool in ``specs`` and is cut from the others."""
         return state_once(specs, self.catalog().spans)
+
+    def _fixed(self, menu: str) -> int:
+        """Tokens selection shows whatever it picks: the meta-tools (with the ``call_tool``
+        bridge when revealing by appending) and the bundle menu."""
+        meta = meta_tool_specs() + ([bridge_spec()] if self.settings.reveal == "append" else [])
+        return self._eager(meta) + count_tokens(menu).n
 
     def _eager(self, specs: Sequence[Any]) -> int:
         if self.settings.path == "text":
@@ -213,13 +230,16 @@ class Planner:
     ) -> Plan:
         """Initial selection (start/resume) or growth (later turns, append-only); ``fresh``
         counts the user messages since the last growth."""
-        if initial and self.all_fit():
+        picks: list[Candidate] = []
+        if initial and not self._fits(users):
+            picks = self._picks(users, state.session_id)
+        if initial and self._everything(picks, users):
             names = [s.name for s in self.registry.allowed()]
             return Plan(MODE_ALL, [Candidate(n, "all") for n in names if not state.is_loaded(n)])
         if state.selection_mode == MODE_ALL and not initial:
             return Plan(MODE_ALL)
         if initial:
-            picks = self._picks(users, state.session_id)
+            picks = self._opening(picks)
             cands = order_candidates(self._core(), self._skill_tools(users), picks)
         elif self.settings.growth == "every_turn":
             cands = self._picks(users, state.session_id)
@@ -229,6 +249,56 @@ class Planner:
         caps = Caps(self.settings.max_tools, self.settings.token_budget)
         picks = admit(cands, self.catalog().tokens, caps, state.snapshot.loaded)
         return Plan(MODE_SELECTED, picks + self._resume_growth(state, users, fresh, picks))
+
+    def _fits(self, users: Sequence[str]) -> bool:
+        """Every tool loads without scoring: the ``share`` rule says so, or (``priced``) the
+        whole catalog costs no more than selection's fixed part (meta-tools, bridge, menu)."""
+        if self.settings.opening == "share":
+            return self.all_fit()
+        return self.eager_tokens() <= self.fixed_tokens()
+
+    def _everything(self, picks: Sequence[Candidate], users: Sequence[str]) -> bool:
+        """The boundary's one priced decision: every tool, or the selection (its fixed part,
+        CORE and the priced opening, plus the escapes the picks left out are expected to
+        cost); ``opening = "share"`` keeps the activation-share rule."""
+        if self._fits(users):
+            return True
+        if self.settings.opening == "share":
+            return False
+        ranked = self._ranked(picks)
+        k = price.opening(ranked, self.profile(), self._session())
+        held = self.fixed_tokens() + self._core_tokens() + sum(t for t, _ in ranked[:k])
+        misses = ESCAPES_BASE + sum(chance for _, chance in ranked[k:])
+        return price.eager_wins(self.eager_tokens(), held, misses, self.profile(), self._session())
+
+    def _opening(self, picks: list[Candidate]) -> list[Candidate]:
+        """The picks a boundary puts in the prefix: by rank while each is worth holding
+        (``opening = "priced"``); later turns reveal what the conversation points to."""
+        if self.settings.opening == "share":
+            return picks
+        ranked = sorted(picks, key=lambda c: -(c.score or 0.0))
+        return ranked[: price.opening(self._ranked(ranked), self.profile(), self._session())]
+
+    def _ranked(self, picks: Sequence[Candidate]) -> list[tuple[int, float]]:
+        """``(tokens, chance of being needed)`` of each pick, best first."""
+        tokens = self.catalog().tokens
+        ranked = sorted(picks, key=lambda c: -(c.score or 0.0))
+        return [(tokens.get(c.name, 0), needed_at(i)) for i, c in enumerate(ranked)]
+
+    def _session(self) -> price.Session:
+        return price.Session(EXPECTED_CALLS, ESCAPE_CONTEXT, ESCAPE_ANSWER)
+
+    def profile(self) -> price.Profile:
+        """The cost profile the boundary's decision minimises (``cost_profile``)."""
+        return price.profile_named(self.settings.cost_profile)
+
+    def fixed_tokens(self) -> int:
+        """What selection always shows: the meta-tools (and the bridge) and the bundle menu."""
+        return self.catalog().fixed
+
+    def _core_tokens(self) -> int:
+        tokens = self.catalog().tokens
+        return sum(tokens.get(n, 0) for n in self._core())
 
     def _growth(self, state: SessionState, users: Sequence[str], fresh: int) -> list[Candidate]:
         """A later turn's growth: the conversation's strongest tools, up to ``hard_max_tools``."""

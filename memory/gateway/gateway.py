@@ -67,7 +67,9 @@ class Gateway:
         settings: Settings | None = None,
         **upstream_options: float,
     ) -> None:
-        settings = (settings or Settings()).model_copy(update={"activation_share": 0.0})
+        settings = (settings or Settings()).model_copy(
+            update={"activation_share": 0.0, "opening": "share"}
+        )
         self.config = config
         self.registry = ToolRegistry()
         self.catalog = GatewayCatalog(config, self.registry)
