@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from rich.table import Table
 
 from tooltray.events import ToolUsed, TurnCompleted, emit, tool_used, turn_completed
-from tooltray.tools.demo.model import ModelCall, ScriptedTurn
+from tooltray.tools.demo.model import CALL_TOOL, ModelCall, ScriptedTurn
 
 if TYPE_CHECKING:
     from tooltray.memory.core.prompt import PromptView
@@ -68,6 +68,10 @@ class DemoRun:
 
     def _call(self, call: ModelCall) -> str:
         """Run one call; a meta-tool's line says how many tools it added."""
+        if call.name == CALL_TOOL:  # the bridge to a revealed tool
+            inner = ModelCall(str(call.arguments["name"]), dict(call.arguments["arguments"]))
+            self._run(inner)
+            return f"{CALL_TOOL} → {inner.name}"
         if not self.trinket.is_meta(call.name):
             self._run(call)
             return call.name

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 LOAD_TOOLS = "load_tools"
 FALLBACK = "fallback"
+CALL_TOOL = "call_tool"
 _MENU_LINE = re.compile(r"^- ([\w.-]+) \(\d+ tools?\)", re.M)
 
 
@@ -28,13 +29,17 @@ class ToolLike(Protocol):
 
 
 class ViewLike(Protocol):
-    """The part of a prompt view a model sees: the system prefix and the ``tools=`` specs."""
+    """The part of a prompt view a model sees: the system prefix, the ``tools=`` specs and the
+    tools revealed at the end of the context (their listing is in the messages it reads)."""
 
     @property
     def system_prefix(self) -> str: ...
 
     @property
     def specs(self) -> Sequence[ToolLike]: ...
+
+    @property
+    def revealed(self) -> Sequence[ToolLike]: ...
 
 
 class UnfairCallError(ValueError):
@@ -59,6 +64,8 @@ def check_fair(view: ViewLike, call: ModelCall) -> ModelCall:
     offered = {s.name for s in view.specs}
     if call.name not in offered:
         raise UnfairCallError(f"{call.name} is not in the tools= list the model was given")
+    if call.name == CALL_TOOL and call.arguments.get("name") not in _shown(view):
+        raise UnfairCallError(f"call_tool names {call.arguments.get('name')}, never shown")
     if call.name == LOAD_TOOLS:
         names = call.arguments.get("tools", [])
         hidden = [
@@ -67,6 +74,18 @@ def check_fair(view: ViewLike, call: ModelCall) -> ModelCall:
         if hidden:
             raise UnfairCallError(f"load_tools names {hidden}, neither offered nor in the menu")
     return call
+
+
+def _shown(view: ViewLike) -> set[str]:
+    """Every tool the prompt shows: in ``tools=`` or revealed at the end of the context."""
+    return {s.name for s in view.specs} | {s.name for s in view.revealed}
+
+
+def _direct(view: ViewLike, name: str, arguments: dict[str, Any]) -> ModelCall:
+    """A call to a shown tool: by name when it is in ``tools=``, else through the bridge."""
+    if name in {s.name for s in view.specs}:
+        return ModelCall(name, arguments)
+    return ModelCall(CALL_TOOL, {"name": name, "arguments": arguments})
 
 
 @dataclass
@@ -89,9 +108,9 @@ class ScriptedTurn:
             return None
         step = self.calls[0]
         name = step["name"]
-        if name in {s.name for s in view.specs}:
+        if name in _shown(view):
             self.calls.pop(0)
-            return check_fair(view, ModelCall(name, dict(step.get("arguments", {}))))
+            return check_fair(view, _direct(view, name, dict(step.get("arguments", {}))))
         return check_fair(view, self._recover(name, step.get("recover")))
 
     def _recover(self, name: str, recover: dict[str, Any] | None) -> ModelCall:
