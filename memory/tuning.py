@@ -118,12 +118,14 @@ NOW_OWN_MIN = 1.0
 MENU_WORDS = 6
 
 # ----- the priced boundary (memory/core/price.py; bench/README.md "Priced selection") -----------
-#: chance a boundary pick at rank 1, 2, ... is needed before growth could reveal it: its use on
-#: the first turn plus GROWTH_MISS of its later use; mean of apibank, bfcl_multiturn and
-#: bfcl_small dev (boundary picks against each conversation's gold): holding vs escaping
-NEEDED_BY_RANK = (0.72, 0.31, 0.15, 0.11, 0.09, 0.07, 0.07, 0.07, 0.06, 0.05)
-#: the same chance past the table (ranks 11-24 measured 0.00-0.06)
-NEEDED_TAIL = 0.04
+#: chance a boundary pick is needed before growth could reveal it, by its fused z: its use on
+#: the first turn plus GROWTH_MISS of its later use; apibank, bfcl_multiturn and bfcl_small dev
+#: boundary picks against each conversation's gold (5,300 picks): holding vs escaping
+NEEDED_BY_Z = ((6.0, 0.92), (5.0, 0.85), (4.0, 0.62), (3.5, 0.49), (3.0, 0.35), (2.0, 0.15))
+#: the same chance by the pick's share of the top score (the top pick itself: 0.72)
+NEEDED_BY_SHARE = ((1.0, 0.72), (0.9, 0.33), (0.8, 0.21), (0.65, 0.14))
+#: the chance of a pick below every row of both tables (measured 0.02-0.10)
+NEEDED_FLOOR = 0.05
 #: share of a later turn's tools growth does not reveal in time (an escape): an estimate, the
 #: first selection held 2.4 of a bfcl session's 3.65 later tools and growth most of the rest
 GROWTH_MISS = 0.3
@@ -138,6 +140,9 @@ ESCAPE_ANSWER = 150
 ESCAPES_BASE = 0.3
 
 
-def needed_at(rank: int) -> float:
-    """:data:`NEEDED_BY_RANK` at a 0-based ``rank`` (:data:`NEEDED_TAIL` past it)."""
-    return NEEDED_BY_RANK[rank] if rank < len(NEEDED_BY_RANK) else NEEDED_TAIL
+def needed(z: float, top: float) -> float:
+    """A boundary pick's chance of being needed, from its fused ``z`` and the top pick's."""
+    by_z = next((c for floor, c in NEEDED_BY_Z if z >= floor), NEEDED_FLOOR)
+    share = z / top if top > 0 else 0.0
+    by_share = next((c for floor, c in NEEDED_BY_SHARE if share >= floor), NEEDED_FLOOR)
+    return max(by_z, by_share)

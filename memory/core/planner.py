@@ -39,7 +39,7 @@ from tooltray.memory.tuning import (
     ESCAPE_CONTEXT,
     ESCAPES_BASE,
     EXPECTED_CALLS,
-    needed_at,
+    needed,
 )
 from tooltray.tools.boilerplate import bundle_spans, state_once
 from tooltray.tools.errors import TooltrayError
@@ -266,24 +266,27 @@ class Planner:
         if self.settings.opening == "share":
             return False
         ranked = self._ranked(picks)
-        k = price.opening(ranked, self.profile(), self._session())
-        held = self.fixed_tokens() + self._core_tokens() + sum(t for t, _ in ranked[:k])
-        misses = ESCAPES_BASE + sum(chance for _, chance in ranked[k:])
+        keep = price.held_picks(ranked, self.profile(), self._session())
+        opening = sum(t for (t, _), k in zip(ranked, keep, strict=True) if k)
+        held = self.fixed_tokens() + self._core_tokens() + opening
+        misses = ESCAPES_BASE + sum(c for (_, c), k in zip(ranked, keep, strict=True) if not k)
         return price.eager_wins(self.eager_tokens(), held, misses, self.profile(), self._session())
 
     def _opening(self, picks: list[Candidate]) -> list[Candidate]:
-        """The picks a boundary puts in the prefix: by rank while each is worth holding
+        """The picks a boundary puts in the prefix: each one worth holding
         (``opening = "priced"``); later turns reveal what the conversation points to."""
         if self.settings.opening == "share":
             return picks
         ranked = sorted(picks, key=lambda c: -(c.score or 0.0))
-        return ranked[: price.opening(self._ranked(ranked), self.profile(), self._session())]
+        held = price.held_picks(self._ranked(ranked), self.profile(), self._session())
+        return [c for c, keep in zip(ranked, held, strict=True) if keep]
 
     def _ranked(self, picks: Sequence[Candidate]) -> list[tuple[int, float]]:
         """``(tokens, chance of being needed)`` of each pick, best first."""
         tokens = self.catalog().tokens
         ranked = sorted(picks, key=lambda c: -(c.score or 0.0))
-        return [(tokens.get(c.name, 0), needed_at(i)) for i, c in enumerate(ranked)]
+        top = ranked[0].score or 0.0 if ranked else 0.0
+        return [(tokens.get(c.name, 0), needed(c.score or 0.0, top)) for c in ranked]
 
     def _session(self) -> price.Session:
         return price.Session(EXPECTED_CALLS, ESCAPE_CONTEXT, ESCAPE_ANSWER)

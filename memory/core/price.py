@@ -4,7 +4,7 @@ A prompt cache (a provider's, or a local server's KV cache) re-uses only the lon
 prefix of two requests. A tool in the prefix is therefore paid in full once (written to the
 cache) and at the cached rate on every later call of the session; a missing tool costs an extra
 round trip (an escape): the whole context read again at the cached rate, the answer written, one
-call's output. :func:`opening` weighs the two for each ranked pick, and :func:`eager_wins`
+call's output. :func:`held_picks` weighs the two for each pick, and :func:`eager_wins`
 weighs loading every tool against the selection, so a session boundary is one priced decision.
 The bench prices whole replayed sessions with the same :class:`Profile` (``bench/pricing.py``).
 """
@@ -93,18 +93,17 @@ class Session:
     answer: int
 
 
-def opening(ranked: Sequence[tuple[int, float]], profile: Profile, session: Session) -> int:
-    """How many of the ranked picks go in the prefix: each while the escape it is expected to
-    save (its chance of being needed times an escape's cost) outweighs holding its tokens.
+def held_picks(
+    picks: Sequence[tuple[int, float]], profile: Profile, session: Session
+) -> list[bool]:
+    """Which picks go in the prefix: each whose expected saved escape (its chance of being
+    needed times an escape's cost) outweighs holding its tokens over the session.
 
-    ``ranked`` holds ``(tokens, chance of being needed)`` best first; the chances fall with the
-    rank, so the first pick not worth holding ends the opening.
+    ``picks`` holds ``(tokens, chance of being needed)``; each is judged on its own, so a large
+    unlikely tool stays out while smaller or likelier ones after it still enter.
     """
     miss = profile.escape(session.context, session.answer)
-    for k, (tokens, chance) in enumerate(ranked):
-        if chance * miss < profile.held(tokens, session.calls):
-            return k
-    return len(ranked)
+    return [chance * miss >= profile.held(tokens, session.calls) for tokens, chance in picks]
 
 
 def eager_wins(
