@@ -67,9 +67,8 @@ class Gateway:
         settings: Settings | None = None,
         **upstream_options: float,
     ) -> None:
-        settings = (settings or Settings()).model_copy(
-            update={"activation_share": 0.0, "opening": "share"}
-        )
+        fixed = {"activation_share": 0.0, "opening": "share", "reveal": "prefix"}
+        settings = (settings or Settings()).model_copy(update=fixed)
         self.config = config
         self.registry = ToolRegistry()
         self.catalog = GatewayCatalog(config, self.registry)
