@@ -32,7 +32,7 @@ def _recall(url: str, *args: str) -> tuple[int, dict[str, Any]]:
 def test_driven_trinket_passes_with_hits_and_recoveries(
     make_trinket: MakeTrinket, db_url: str
 ) -> None:
-    native = make_trinket()
+    native = make_trinket(opening="share")  # the test is about eval, not the opening
     view = native.prepare("n", [user(TRIP)])
     assert "travel_search_flights" in view.loaded and "git_push" not in view.loaded
     finish_turn("n", 1, ["travel_search_flights"])
@@ -41,7 +41,7 @@ def test_driven_trinket_passes_with_hits_and_recoveries(
     native.handle_meta("n", "load_tools", {"tools": ["git_push"]})
     finish_turn("n", 2, ["git_push"])
     native.close()
-    text = make_trinket(path="text")
+    text = make_trinket(path="text", opening="share")
     assert "git_push" not in text.prepare("t", [user(TRIP)]).loaded
     finish_turn("t", 1, ["git_push"])  # the unlisted call runs; the trinket auto-loads it
 

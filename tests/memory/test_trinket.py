@@ -34,7 +34,7 @@ def _hist(*texts: str) -> list[dict[str, str]]:
 
 
 def test_start_loads_core_then_picks_with_sources_and_caps(make_trinket: MakeTrinket) -> None:
-    trinket = make_trinket(max_tools=8)
+    trinket = make_trinket(max_tools=8, opening="share")  # the caps of the share rule
     view = trinket.prepare("s1", _hist(TRIP))
     snap = trinket.state("s1").snapshot
     names = snap.names()
@@ -68,7 +68,7 @@ def test_later_turns_only_append_and_prefix_is_stable_when_nothing_changes(
 
 
 def test_every_turn_records_the_prefix_hash_it_handed_out(make_trinket: MakeTrinket) -> None:
-    trinket = make_trinket(growth="never")
+    trinket = make_trinket(growth="never", reveal="prefix")  # a load rewrites the prefix
     hashes = [trinket.prepare("h", _hist(TRIP)).prefix_hash]
     finish_turn("h", 1)
     hashes.append(trinket.prepare("h", _hist(TRIP, "Thanks, that is all.")).prefix_hash)
@@ -106,7 +106,7 @@ def test_load_tools_by_name_bundle_and_query_unknown_and_refused(
 
 
 def test_unload_refuses_core_and_explains_unknown(make_trinket: MakeTrinket) -> None:
-    trinket = make_trinket()
+    trinket = make_trinket(opening="share")
     trinket.prepare("s", _hist(TRIP))
     text = trinket.handle_meta(
         "s", "unload_tools", {"tools": ["memory_recall", "travel_search_flights", "nope"]}
@@ -119,7 +119,7 @@ def test_unload_refuses_core_and_explains_unknown(make_trinket: MakeTrinket) -> 
 
 
 def test_fallback_lasts_exactly_one_turn_and_keeps_what_was_used(make_trinket: MakeTrinket) -> None:
-    trinket = make_trinket()
+    trinket = make_trinket(reveal="prefix")  # the fallback's tools join tools=
     before = trinket.prepare("s", _hist(TRIP)).loaded
     text = trinket.handle_meta("s", "fallback", {})
     assert "this turn only" in text
@@ -132,7 +132,7 @@ def test_fallback_lasts_exactly_one_turn_and_keeps_what_was_used(make_trinket: M
 
 
 def test_unlisted_call_runs_and_is_then_loaded_as_escape(make_trinket: MakeTrinket) -> None:
-    trinket = make_trinket(path="text")
+    trinket = make_trinket(path="text", opening="share")
     heard: list[EscapeHatch] = []
     with escape_hatch.connected_to(lambda s, payload: heard.append(payload), sender="s"):
         view = trinket.prepare("s", _hist(TRIP))
@@ -144,7 +144,7 @@ def test_unlisted_call_runs_and_is_then_loaded_as_escape(make_trinket: MakeTrink
 
 
 def test_idle_tools_leave_only_at_boundaries(make_trinket: MakeTrinket, sqlite_url: str) -> None:
-    trinket = make_trinket(idle_turns=2, growth="never")
+    trinket = make_trinket(idle_turns=2, growth="never", opening="share")
     trinket.prepare("s", _hist(TRIP))
     texts = [TRIP]
     for turn in range(1, 6):
@@ -156,10 +156,10 @@ def test_idle_tools_leave_only_at_boundaries(make_trinket: MakeTrinket, sqlite_u
     assert "travel_search_flights" in evicted and "memory_recall" in trinket.loaded("s")
     kinds = {e.kind for e in trinket.store.history("s")}  # type: ignore[union-attr]
     assert {"evicted", "compacted"} <= kinds
-    other = make_trinket(idle_turns=2, growth="never")
+    other = make_trinket(idle_turns=2, growth="never", opening="share")
     other.prepare("r", _hist(TRIP))
     finish_turn("r", 1)
-    fresh = make_trinket(idle_turns=2, growth="never")
+    fresh = make_trinket(idle_turns=2, growth="never", opening="share")
     fresh.start("r", _hist(TRIP, "a", "b", "c"))
     assert "travel_search_flights" not in fresh.loaded("r")
 
@@ -223,7 +223,7 @@ def test_embedder_down_degrades_to_all_tools_logs_once_and_records(
 
 
 def test_small_catalog_loads_everything(make_trinket: MakeTrinket) -> None:
-    view = make_trinket(context_window=400_000).prepare("s", _hist(TRIP))
+    view = make_trinket(context_window=400_000, opening="share").prepare("s", _hist(TRIP))
     assert view.mode == "all" and len(view.loaded) == len(make_trinket().registry.allowed())
 
 
