@@ -16,6 +16,7 @@ change, never mid-turn) and growing by appending as usual.
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from collections.abc import Callable, Sequence
@@ -50,7 +51,12 @@ from tooltray.memory.core.views import (
 from tooltray.memory.learning.update import learned_signals, lesson
 from tooltray.memory.metatools.dispatch import announce, dispatch, mark_escape
 from tooltray.memory.metatools.effects import Search
-from tooltray.memory.metatools.specs import META_TOOL_NAMES, meta_tool_specs
+from tooltray.memory.metatools.specs import (
+    CALL_TOOL,
+    META_TOOL_NAMES,
+    meta_tool_specs,
+    parse_bridge,
+)
 from tooltray.memory.retrieval.candidates import Candidate
 from tooltray.memory.retrieval.past import SelectionSignals
 from tooltray.memory.store import MemoryStore, Store
@@ -222,6 +228,20 @@ class ToolLoaderTrinket:
     def is_meta(self, name: str) -> bool:
         """True for load_tools, unload_tools, fallback and read_result."""
         return name in META_TOOL_NAMES
+
+    def unwrap(self, name: str, arguments: Any) -> tuple[str, Any]:
+        """The tool a call really names: ``call_tool``'s inner tool and its arguments (as a JSON
+        string when the call's were one), else the call as given. Revealed tools are not in
+        ``tools=``, so a native model reaches them through that bridge; a loop that runs tools
+        itself unwraps each call first.
+
+        Raises:
+            MetaToolArgumentError: a ``call_tool`` call without a usable tool name.
+        """
+        if name != CALL_TOOL:
+            return name, arguments
+        inner, args = parse_bridge(arguments)
+        return inner, json.dumps(args) if isinstance(arguments, str) else args
 
     def handle_meta(self, session_id: str, name: str, arguments: Any) -> str:
         """Run a meta-tool call and return the short text for the model; never raises."""

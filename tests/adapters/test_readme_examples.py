@@ -3,9 +3,11 @@
 A reader pastes them one after another into one interpreter, so the later blocks use the
 registry and trinket the first one built. The model is the scripted server over real HTTP on
 loopback; the blocks reach it through ``OPENAI_BASE_URL`` as any OpenAI-compatible server, and
-``TOOLTRAY_ACTIVATION_SHARE=0`` makes the trinket select (and offer the meta-tools) even on this
-one-tool registry, as the README's Configuration section describes. The MCP block starts the
-installed ``mcp-server-time``.
+``TOOLTRAY_OPENING=share`` with ``TOOLTRAY_ACTIVATION_SHARE=0`` makes the trinket select (and
+offer the meta-tools) even on this one-tool registry, which the priced opening would load whole,
+as the README's Configuration section describes. The loaded tool is revealed by appending (the
+default), so the model calls it through ``call_tool``. The MCP block starts the installed
+``mcp-server-time``.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ def echo_tool_result(body: dict[str, Any]) -> dict[str, Any]:
 WEATHER = call("weather_forecast", {"city": "Oslo"})
 SCRIPT = [
     call("load_tools", {"tools": ["weather"]}),  # One turn: a meta-tool (the menu's bundle),
-    WEATHER,  # then the tool,
+    call("call_tool", {"name": "weather_forecast", "arguments": {"city": "Oslo"}}),  # revealed
     echo_tool_result,  # then the answer
     WEATHER,  # Agent
     echo_tool_result,
@@ -52,6 +54,7 @@ def readme_env(
     monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
     monkeypatch.setenv("OPENAI_API_KEY", "x")
     monkeypatch.setenv("TOOLTRAY_ACTIVATION_SHARE", "0")
+    monkeypatch.setenv("TOOLTRAY_OPENING", "share")
     bin_dir = str(Path(sys.executable).parent)  # the installed console scripts
     monkeypatch.setenv("PATH", bin_dir + os.pathsep + os.environ.get("PATH", ""))
     server.extend(SCRIPT)
@@ -89,7 +92,8 @@ def test_every_python_block_runs_as_written(readme_env: ScriptedServer, capsys: 
     first = readme_env.requests[0]
     assert "- weather (1 tools)" in first["messages"][0]["content"]  # the bundle menu
     assert "load_tools" in readme_env.tool_names(0)  # the model saw what it called
-    assert "weather_forecast" in readme_env.tool_names(1)  # loaded by its load_tools call
+    assert readme_env.tool_names(1) == readme_env.tool_names(0)  # tools= kept: the cache holds
     fed = [m for m in readme_env.requests[1]["messages"] if m.get("role") == "tool"]
     assert fed and fed[0]["content"].startswith("Loaded: weather_forecast")
+    assert "weather_forecast(city: str" in fed[0]["content"]  # revealed in the answer
     assert first["model"] == "my-model" and len(readme_env.requests) == len(SCRIPT)

@@ -13,10 +13,14 @@ from typing import Any
 import pytest
 from scripted_server import ScriptedServer
 
-# Small caps so selection really leaves tools out of a small catalog.
+# Small caps so selection really leaves tools out of a small catalog (the share opening: the priced
+# one loads a catalog this small whole); loads join tools= (the prefix reveal), which these
+# suites pin request by request. tests/agent/test_agent_reveal.py runs the loop on the defaults.
 TEST_SETTINGS: dict[str, Any] = {
     "max_tools": 2,
     "activation_share": 0.0,
+    "opening": "share",
+    "reveal": "prefix",
     "growth": "never",
     "instructions": "You are a test assistant.",
 }
