@@ -38,7 +38,7 @@ def test_holding_and_escaping_by_hand() -> None:
 
 
 def _planner(registry: ToolRegistry, **settings: object) -> Planner:
-    return Planner(registry, Settings(context_window=8192, **settings))  # type: ignore[arg-type]
+    return Planner(registry, Settings(context_window=8192, **settings))
 
 
 def _state() -> SessionState:
