@@ -31,7 +31,7 @@ CATALOG_OPTION = click.option(
     help="The agent's tools: tools.jsonl or a .py with build_registry() (default: the demo's).",
 )
 LOADED_COLUMNS = ["position", "tool", "source", "score", "loaded_turn", "last_used_turn"]
-LOADED_COLUMNS += ["fallback"]
+LOADED_COLUMNS += ["fallback", "shown"]
 
 
 def open_store(db: str | None) -> DryStore:
@@ -86,9 +86,14 @@ def sessions_command(db: str | None, fmt: str) -> None:
     emit(columns, rows, fmt, title="sessions")
 
 
-def _loaded_rows(tools: tuple[LoadedTool, ...] | list[LoadedTool]) -> list[list[Any]]:
+def _loaded_rows(
+    tools: tuple[LoadedTool, ...] | list[LoadedTool], revealed: set[str]
+) -> list[list[Any]]:
+    """One row per loaded tool; ``shown`` says whether the model sees it in the prompt prefix or
+    revealed at the end of the context (``reveal = "append"``, since the last boundary)."""
     return [
         [t.position, t.name, t.source, _round(t.score), t.loaded_turn, t.last_used_turn, t.fallback]
+        + ["revealed" if t.name in revealed else "prefix"]
         for t in tools
     ]
 
@@ -117,7 +122,7 @@ def show_command(session: str, db: str | None, catalog: str | None, fmt: str) ->
         menu = planner.menu() if state.selection_mode != "all" else ""
     finally:
         store.close()
-    rows = _loaded_rows(state.snapshot.loaded)
+    rows = _loaded_rows(state.snapshot.loaded, {s.name for s in view.revealed})
     if fmt == "json":
         shown = {"session": session, "turn": state.turn, "status": state.snapshot.status}
         shown |= {"loaded": [dict(zip(LOADED_COLUMNS, r, strict=True)) for r in rows]}

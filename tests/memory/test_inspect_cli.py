@@ -48,6 +48,8 @@ def test_show_gives_the_loaded_tools_menu_and_prefix(demo_db: str) -> None:
     assert snapshot is not None
     assert [t["tool"] for t in shown["loaded"]] == [t.name for t in snapshot.loaded]
     assert {t["source"] for t in shown["loaded"]} >= {"core", "escape"}
+    where = {t["source"]: t["shown"] for t in shown["loaded"]}
+    assert where["core"] == "prefix" and where["escape"] == "revealed"  # loaded after the start
     assert any(t["last_used_turn"] for t in shown["loaded"])
     assert "- weather (7 tools): " in shown["menu"] and shown["menu"] in shown["prefix"]
     assert shown["tool_tokens"] < shown["eager_tokens"]
