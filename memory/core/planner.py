@@ -29,7 +29,7 @@ from tooltray.memory.core.selection import (
 from tooltray.memory.core.session import MODE_ALL, MODE_SELECTED, SessionState
 from tooltray.memory.core.skills import SkillLibrary, load_skills
 from tooltray.memory.embedders.base import Progress
-from tooltray.memory.metatools.specs import bridge_spec, meta_tool_specs
+from tooltray.memory.metatools.specs import shown_meta_specs
 from tooltray.memory.retrieval.candidates import Candidate
 from tooltray.memory.retrieval.past import NoSignals, SelectionSignals, SessionSignals
 from tooltray.memory.retrieval.selector import build_selector, lexical_selector
@@ -123,8 +123,7 @@ class Planner:
     def _fixed(self, menu: str) -> int:
         """Tokens selection shows whatever it picks: the meta-tools (with the ``call_tool``
         bridge when revealing by appending) and the bundle menu."""
-        meta = meta_tool_specs() + ([bridge_spec()] if self.settings.reveal == "append" else [])
-        return self._eager(meta) + count_tokens(menu).n
+        return self._eager(shown_meta_specs(self.settings.reveal)) + count_tokens(menu).n
 
     def _eager(self, specs: Sequence[Any]) -> int:
         if self.settings.path == "text":
@@ -304,12 +303,27 @@ class Planner:
         return sum(tokens.get(n, 0) for n in self._core())
 
     def _growth(self, state: SessionState, users: Sequence[str], fresh: int) -> list[Candidate]:
-        """A later turn's growth: the conversation's strongest tools, up to ``hard_max_tools``."""
+        """A later turn's growth: the conversation's strongest tools, up to ``hard_max_tools``,
+        and (revealed by appending, priced) the conversation's picks worth revealing."""
         names = [t.name for t in state.snapshot.loaded]
         signals = SessionSignals(self.signals, state.session_id)
         cands = self.selector().growth(users, signals, names, fresh)
+        cands += self._worth_revealing(users, signals, set(names) | {c.name for c in cands})
         cands = [c for c in cands if self.registry.is_allowed(c.name)]
         return admit_growth(cands, state.snapshot.loaded, self.settings.hard_max_tools)
+
+    def _worth_revealing(
+        self, users: Sequence[str], signals: SessionSignals, taken: set[str]
+    ) -> list[Candidate]:
+        """What the conversation now points to and a reveal pays for: its picks (as a boundary
+        would score them) whose expected saved escape outweighs appending them. A reveal costs
+        its tokens once and cached reads after, so it is priced like holding; the prefix path
+        keeps growth's own bar, since there each change re-prefills the conversation."""
+        if self.settings.reveal != "append" or self.settings.opening != "priced":
+            return []
+        ranked = sorted(self.selector().boundary(users, signals), key=lambda c: -(c.score or 0.0))
+        keep = price.held_picks(self._ranked(ranked), self.profile(), self._session())
+        return [c for c, k in zip(ranked, keep, strict=True) if k and c.name not in taken]
 
     def _resume_growth(
         self, state: SessionState, users: Sequence[str], fresh: int, picks: Sequence[Candidate]

@@ -16,7 +16,7 @@ from tooltray.memory.core.planner import Planner
 from tooltray.memory.core.prompt import NATIVE_PATHS, PromptView, compose
 from tooltray.memory.core.reveal import note, split_loaded, stored_reveals
 from tooltray.memory.core.session import SessionState, ViewMode
-from tooltray.memory.metatools.specs import bridge_spec, meta_tool_specs
+from tooltray.memory.metatools.specs import shown_meta_specs
 from tooltray.memory.store.records import TurnRecord
 from tooltray.tools.registry import ToolRegistry
 from tooltray.tools.spec import ToolSpec
@@ -55,8 +55,7 @@ def selected_view(
     choosing = state.selection_mode != "all"
     native = settings.path in NATIVE_PATHS
     if choosing and native:
-        bridge = [bridge_spec()] if settings.reveal == "append" else []
-        specs = meta_tool_specs() + bridge + specs
+        specs = shown_meta_specs(settings.reveal) + specs
     view = compose(
         session_id=state.session_id,
         turn=state.turn,

@@ -101,23 +101,27 @@ def meta_tool_specs(*, with_read_result: bool = True) -> list[ToolSpec]:
     return specs
 
 
+def shown_meta_specs(reveal: str) -> list[ToolSpec]:
+    """The meta-tools ``tools=`` leads with. Revealing by appending shows only ``load_tools``,
+    ``fallback`` and the ``call_tool`` bridge: unloading saves nothing while the prefix stays
+    fixed, and ``read_result`` is named in every shortened result, so both are reached through
+    the bridge (the fixed part every call pays shrinks by 139 tokens)."""
+    specs = meta_tool_specs()
+    if reveal != "append":
+        return specs
+    return [s for s in specs if s.name in (LOAD_TOOLS, FALLBACK)] + [bridge_spec()]
+
+
 def bridge_spec() -> ToolSpec:
     """``call_tool``: byte-stable in ``tools=``, it reaches every tool revealed after it."""
     return ToolSpec(
         name=CALL_TOOL,
-        description=(
-            "Call a tool that was revealed in the conversation (listed under 'Tools now "
-            "available') and is not in this list: give its name and its arguments."
-        ),
+        description="Call a tool listed in the conversation but not here (also read_result).",
         parameters={
             "type": "object",
             "properties": {
-                "name": {"type": "string", "description": "The revealed tool's name."},
-                "arguments": {
-                    "type": "object",
-                    "description": "The tool's arguments, as its listing shows them.",
-                    "additionalProperties": True,
-                },
+                "name": {"type": "string"},
+                "arguments": {"type": "object", "additionalProperties": True},
             },
             "required": ["name"],
         },

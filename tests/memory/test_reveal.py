@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tooltray.events import ToolUsed, TurnCompleted, emit, tool_used, turn_completed
-from tooltray.memory.agent.calls import INVALID, OK, REFUSED, CallRunner
+from tooltray.memory.agent.calls import INVALID, META, OK, REFUSED, CallRunner
 from tooltray.memory.config import Settings
 from tooltray.memory.core.prompt import PromptView
 from tooltray.memory.core.reveal import BRIDGE_HINT, REVEAL_HEAD, TEXT_HINT
@@ -119,11 +119,17 @@ def test_a_load_answer_lists_the_tools_and_the_bridge_runs_them(url: str) -> Non
         ran = runner.run("s", 1, 0, CALL_TOOL, raw)
         bad = runner.run("s", 1, 1, CALL_TOOL, {"name": "database_query", "arguments": {}})
         nameless = runner.run("s", 1, 2, CALL_TOOL, {"arguments": {}})
+        unload = {"name": "unload_tools", "arguments": {"tools": ["database_query"]}}
+        unloaded = runner.run("s", 1, 3, CALL_TOOL, unload)  # meta-tools off tools= still run
+        left = trinket.loaded("s")
     assert "database_query(" in text and REVEAL_HEAD in text and BRIDGE_HINT in text
     assert after.prefix_hash == before.prefix_hash and "database_query" in after.loaded
     assert (ran.tool, ran.status) == ("database_query", OK), ran.result
     assert bad.status == INVALID and "sql" in bad.result
     assert nameless.status == INVALID and "call_tool needs" in nameless.result
+    assert unloaded.status == META and "database_query" not in left
+    assert {s.name for s in after.specs} >= {"load_tools", "fallback", CALL_TOOL}
+    assert not {"unload_tools", "read_result"} & {s.name for s in after.specs}
 
 
 def test_the_bridge_keeps_the_allow_list(url: str) -> None:

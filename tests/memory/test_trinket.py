@@ -44,7 +44,7 @@ def test_start_loads_core_then_picks_with_sources_and_caps(make_trinket: MakeTri
     assert 0 < len(picked) <= 8
     assert "travel_search_flights" in names
     assert all(t.score is not None for t in picked)
-    assert [s.name for s in view.specs][:4] == list(META_TOOL_NAMES)
+    assert [s.name for s in view.specs][:3] == ["load_tools", "fallback", "call_tool"]
     assert view.tool_tokens < view.eager_tokens / 3
     assert snap.turn == 1
 
