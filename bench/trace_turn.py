@@ -1,6 +1,6 @@
 """Print the library modules one later turn enters, through the public API (README "One turn").
 
-``python scripts/trace_turn.py [--db URL]``: a first turn on the demo catalog sets the session
+``python bench/trace_turn.py [--db URL]``: a first turn on the demo catalog sets the session
 up; the second turn is traced: ``prepare``, one ``load_tools`` query, ``tool-used``,
 ``turn-completed``. Every ``tooltray.*`` module a Python function of it runs in is printed, in
 the order first entered, then the count (the issue-24 target is at most 20).

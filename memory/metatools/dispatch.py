@@ -67,11 +67,14 @@ def dispatch(
 def mark_escape(state: SessionState, out: Outcome, escape: Escape | None) -> None:
     """Record a load through an escape hatch as an ``escape`` event in the same changes.
 
-    A query escape keeps its query in the detail (``load_tools query: book a flight``): the
-    words the model searched with are what ``history`` needs to show why the selection missed.
+    The detail keeps what the model asked for (``load_tools tools: calendar, git``, ``load_tools
+    query: book a flight``, or both joined by ``; ``): the names and words it loaded by are what
+    ``history`` needs to show why the selection missed.
     """
     if escape and out.added:
-        detail = f"{escape} query: {out.query}"[:500] if out.query else escape
+        asked = [f"tools: {', '.join(out.asked)}"] if out.asked else []
+        asked += [f"query: {out.query}"] if out.query else []
+        detail = f"{escape} {'; '.join(asked)}"[:500] if asked else escape
         event = HistoryEvent(state.session_id, state.turn, "escape", detail=detail)
         out.changes.events.append(event)
 

@@ -46,6 +46,7 @@ class Outcome:
     removed: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
     query: str | None = None
+    asked: tuple[str, ...] = ()  # the tool and bundle names a load named, as the model wrote them
 
 
 def _bundle_members(registry: ToolRegistry, name: str) -> list[str] | None:
@@ -93,7 +94,7 @@ def load_tools(
     hard_max: int,
 ) -> Outcome:
     """Append the named tools, bundles' members and query matches to the loaded set."""
-    out = Outcome(Changes(), "", query=request.query)
+    out = Outcome(Changes(), "", query=request.query, asked=request.names)
     wanted, unknown = _resolve_names(registry, state, request.names, out)
     if request.query:
         wanted += [c.name for c in search(request.query) if registry.is_allowed(c.name)]

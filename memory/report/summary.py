@@ -51,7 +51,7 @@ def summarize(store: Store, session_id: str) -> SessionSummary:
     escapes: dict[str, int] = {}
     for event in store.history(session_id):
         if event.kind == "escape":
-            kind = (event.detail or "escape").split(" query:", 1)[0]  # the hatch, not the query
+            kind = (event.detail or "escape").split(" ", 1)[0]  # the hatch, not what it asked for
             escapes[kind] = escapes.get(kind, 0) + 1
     turns = store.turns(session_id)
     return SessionSummary(
