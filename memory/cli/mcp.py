@@ -2,11 +2,14 @@
 
 Point an MCP client (Claude Desktop or Code, Cursor, VS Code, Zed) at this one command instead of
 its twenty servers: it lists the few tools the session needs plus the meta-tools, and loads the
-rest when the model asks. Logs go to stderr (stdout is the MCP channel over stdio).
+rest when the model asks. ``--reveal bridge`` keeps ``tools/list`` fixed between boundaries
+(loaded tools are listed in the ``load_tools`` answer and called through ``call_tool``), so the
+client's cached prompt prefix survives a load. Logs go to stderr (stdout is the MCP channel).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import sys
 from pathlib import Path
@@ -30,6 +33,13 @@ def mcp_group() -> None:
 @click.option("--http", default=None, metavar="HOST:PORT", help="Serve streamable HTTP instead.")
 @click.option("--start-timeout", type=click.FloatRange(0.1), default=30.0, show_default=True)
 @click.option("--call-timeout", type=click.FloatRange(0.1), default=120.0, show_default=True)
+@click.option(
+    "--reveal",
+    type=click.Choice(["list", "bridge"]),
+    default=None,
+    help="Tools loaded mid-session: list (tools/list changes) or bridge (fixed tools/list, "
+    "call_tool). Default: the config's tooltray.reveal, else list.",
+)
 def serve(
     config_path: str,
     db: str | None,
@@ -37,6 +47,7 @@ def serve(
     http: str | None,
     start_timeout: float,
     call_timeout: float,
+    reveal: str | None,
 ) -> None:
     """Serve the gateway (stdio unless --http); one session per client, kept in the store."""
     try:
@@ -51,6 +62,8 @@ def serve(
     from tooltray.memory.store.versions import checked_probe
 
     config = load_config(config_path)
+    if reveal is not None:
+        config = dataclasses.replace(config, reveal="bridge" if reveal == "bridge" else "list")
     if http is not None:
         parse_listen(http)
     if http is not None and session is not None:

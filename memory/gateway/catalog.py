@@ -1,10 +1,11 @@
 """The gateway's catalog: upstream tools under the names the client sees, and who owns each.
 
 Each upstream server is a bundle. A tool keeps its own name unless it clashes with another
-server's tool or a meta-tool (``prefix="clash"``, the default); then it is named by the config's
-``prefixFormat`` (``{server}_{tool}``). The registry gets a :class:`ToolSpec` per tool (for
-retrieval, tokens and the allow-list) while ``tools/list`` answers with the upstream's own
-``Tool`` object, so schemas, annotations and output schemas reach the client as they are.
+server's tool, a meta-tool or the ``call_tool`` bridge (``prefix="clash"``, the default); then
+it is named by the config's ``prefixFormat`` (``{server}_{tool}``). The registry gets a
+:class:`ToolSpec` per tool (for retrieval, tokens and the allow-list) while ``tools/list``
+answers with the upstream's own ``Tool`` object, so schemas, annotations and output schemas
+reach the client as they are.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from mcp import types
 
 from tooltray.memory.gateway.config import GatewayConfig
-from tooltray.memory.metatools.specs import META_TOOL_NAMES
+from tooltray.memory.metatools.specs import CALL_TOOL, META_TOOL_NAMES
 from tooltray.tools.errors import TooltrayError
 from tooltray.tools.importers.mcp import from_mcp
 from tooltray.tools.registry import ToolRegistry
@@ -94,7 +95,7 @@ class GatewayCatalog:
 
     def _name(self, server: str, tool: str, counts: Counter[str]) -> str:
         mode = self.config.prefix
-        clash = counts[tool] > 1 or tool in META_TOOL_NAMES
+        clash = counts[tool] > 1 or tool in (*META_TOOL_NAMES, CALL_TOOL)
         if mode == "always" or (mode == "clash" and clash):
             return self.config.exposed_name(server, tool)
         return tool

@@ -3,7 +3,15 @@
 One entry per upstream server, either a local process (``command``, ``args``, ``env``, ``cwd``)
 or a remote streamable-HTTP server (``url``). ``"alwaysLoad": true`` pins the server's tools
 (listed from the first ``tools/list``). An optional top-level ``"tooltray"`` object tunes the
-gateway itself: ``prefix`` (``"clash"``, ``"always"`` or ``"never"``) and ``prefixFormat``.
+gateway itself: ``prefix`` (``"clash"``, ``"always"`` or ``"never"``), ``prefixFormat``, and
+``reveal`` (``"list"``, the default, or ``"bridge"``; ``tooltray mcp serve --reveal`` overrides it).
+
+``reveal`` says where a tool loaded mid-session goes. ``list``: into ``tools/list``, announced
+with ``notifications/tools/list_changed``, so the client rewrites its prompt's tool prefix (and
+re-processes the conversation after it). ``bridge``: ``tools/list`` holds the meta-tools, the
+``call_tool`` bridge and the tools chosen at the session's start, and stays the same until the
+next boundary (``initialize``); a loaded tool is listed in the ``load_tools`` answer and called
+through ``call_tool``, so the client's cached prefix survives.
 
 Example::
 
@@ -11,7 +19,7 @@ Example::
         "time": {"command": "mcp-server-time", "alwaysLoad": true},
         "git": {"command": "mcp-server-git", "args": ["--repository", "."]},
         "docs": {"url": "http://127.0.0.1:9000/mcp"}},
-     "tooltray": {"prefix": "clash", "prefixFormat": "{server}_{tool}"}}
+     "tooltray": {"prefix": "clash", "prefixFormat": "{server}_{tool}", "reveal": "bridge"}}
 """
 
 from __future__ import annotations
@@ -26,6 +34,8 @@ from tooltray.tools.names import match_key
 from tooltray.tools.spec import NAME_PATTERN
 
 PrefixMode = Literal["clash", "always", "never"]
+RevealMode = Literal["list", "bridge"]
+REVEAL_MODES: tuple[RevealMode, ...] = ("list", "bridge")
 DEFAULT_FORMAT = "{server}_{tool}"
 _SERVER_KEYS = frozenset({"command", "args", "env", "cwd", "url", "alwaysLoad", "type", "disabled"})
 
@@ -63,11 +73,13 @@ class ServerConfig:
 
 @dataclass(frozen=True)
 class GatewayConfig:
-    """The parsed config: the servers in file order and how clashing names are prefixed."""
+    """The parsed config: the servers in file order, how clashing names are prefixed, and where
+    tools loaded mid-session go (``reveal``: ``list`` or ``bridge``, see the module text)."""
 
     servers: tuple[ServerConfig, ...]
     prefix: PrefixMode = "clash"
     prefix_format: str = DEFAULT_FORMAT
+    reveal: RevealMode = "list"
 
     def exposed_name(self, server: str, tool: str) -> str:
         """The prefixed form of ``tool`` from ``server``."""
@@ -148,7 +160,10 @@ def parse_config(data: Any, path: str = "<config>") -> GatewayConfig:
     if prefix not in ("clash", "always", "never"):
         raise _fail(path, f"'prefix' must be 'clash', 'always' or 'never', got {prefix!r}.")
     fmt = _check_format(path, own.get("prefixFormat", DEFAULT_FORMAT))
-    return GatewayConfig(servers, prefix, fmt)
+    reveal = own.get("reveal", "list")
+    if reveal not in REVEAL_MODES:
+        raise _fail(path, f"'reveal' must be 'list' or 'bridge', got {reveal!r}.")
+    return GatewayConfig(servers, prefix, fmt, reveal)
 
 
 def load_config(path: str | Path) -> GatewayConfig:

@@ -5,6 +5,14 @@ the loaded tools (CORE, pinned, what the model loaded or called) in the order to
 Every call of an allowed tool runs, listed or not; a call of an unlisted one is reported as
 ``tool-used`` and the trinket loads it as an escape.
 
+With ``reveal: "bridge"`` (the config's ``tooltray`` object, or ``--reveal bridge``) a session's
+``tools/list`` is taken once per boundary (``initialize``, or an upstream whose tools changed)
+and answered the same until the next one: the meta-tools, ``call_tool`` and the tools chosen
+then. A tool loaded later is listed in the ``load_tools`` answer (the trinket's reveal-by-append)
+and reached through ``call_tool``, which goes down the same route as a direct call (allow-list,
+upstream, ``read_result``) after its arguments are checked against the tool's real schema; no
+``list_changed`` is sent for a load, so the client's prompt prefix (and its cache) survives.
+
 A turn: MCP carries no user messages, so the gateway counts one turn per forwarded call of an
 upstream tool (``turn-completed`` after each). A ``fallback`` therefore lasts until the model's
 next real call, tools "idle" for ``idle_turns`` are those not called in that many calls, and the
@@ -26,13 +34,17 @@ from mcp import types
 
 from tooltray.events import emit, tool_used, turn_completed
 from tooltray.events.payloads import ToolUsed, TurnCompleted
+from tooltray.memory.agent.calls import schema_problems
 from tooltray.memory.config import Settings
 from tooltray.memory.core.trinket import ToolLoaderTrinket
 from tooltray.memory.gateway.catalog import GatewayCatalog, Route
 from tooltray.memory.gateway.config import GatewayConfig
 from tooltray.memory.gateway.upstream import Upstream, UpstreamError
-from tooltray.tools.errors import TooltrayError
+from tooltray.memory.metatools.specs import CALL_TOOL, parse_bridge
+from tooltray.tools.arguments import decode_arguments
+from tooltray.tools.errors import MetaToolArgumentError, TooltrayError
 from tooltray.tools.registry import ToolRegistry
+from tooltray.tools.render import render_line
 from tooltray.tools.spec import ToolSpec
 from tooltray.tools.tokens import count_tokens
 
@@ -57,7 +69,8 @@ class Gateway:
     Args:
         config: the upstream servers and naming rule.
         settings: tooltray settings (store URL, caps, allow/deny); the gateway turns off the
-            load-everything-while-it-fits shortcut, since there is no user text to start from.
+            load-everything-while-it-fits shortcut, since there is no user text to start from,
+            and takes ``reveal`` from the config (``bridge`` appends, ``list`` grows the prefix).
         upstream_options: keyword arguments for each :class:`Upstream` (timeouts, backoff).
     """
 
@@ -67,7 +80,8 @@ class Gateway:
         settings: Settings | None = None,
         **upstream_options: float,
     ) -> None:
-        fixed = {"activation_share": 0.0, "opening": "share", "reveal": "prefix"}
+        reveal = "append" if config.reveal == "bridge" else "prefix"
+        fixed = {"activation_share": 0.0, "opening": "share", "reveal": reveal}
         settings = (settings or Settings()).model_copy(update=fixed)
         self.config = config
         self.registry = ToolRegistry()
@@ -80,6 +94,12 @@ class Gateway:
         self.listeners: dict[str, Listener] = {}
         self._limiter = anyio.CapacityLimiter(1)
         self._turns: dict[str, int] = {}
+        self._listings: dict[str, list[types.Tool]] = {}
+
+    @property
+    def bridged(self) -> bool:
+        """Whether ``tools/list`` stays fixed between boundaries (``reveal: "bridge"``)."""
+        return self.config.reveal == "bridge"
 
     async def core(self, fn: Callable[..., T], *args: Any) -> T:
         """Run ``fn(*args)`` on the trinket's worker (one at a time, never cancelled midway)."""
@@ -109,6 +129,7 @@ class Gateway:
     async def _listed(self, upstream: Upstream) -> None:
         changed = await self.core(self.catalog.update, upstream.name, list(upstream.tools))
         if changed:
+            self._listings.clear()  # the catalog changed: each session's next listing is new
             for notify in list(self.listeners.values()):
                 try:
                     await notify()
@@ -125,14 +146,26 @@ class Gateway:
         """
         view = await self.core(self.trinket.start, session_id, ())
         self._turns[session_id] = view.turn
+        self._listings.pop(session_id, None)
         return list(view.loaded)
 
     async def list_tools(self, session_id: str) -> list[types.Tool]:
-        """The session's ``tools/list``: meta-tools, then loaded tools, in the kept order."""
+        """The session's ``tools/list``: meta-tools, then loaded tools, in the kept order.
+
+        Bridged, the first listing after a boundary is kept and answered until the next one
+        (``prepare`` is not asked again: without user text every call of it is a first
+        selection, which would make everything loaded since part of the listing).
+        """
         await self.wait_ready()
+        kept = self._listings.get(session_id)
+        if kept is not None:
+            return list(kept)
         view = await self.core(self.trinket.prepare, session_id, ())
         self._turns[session_id] = view.turn
-        return [self._definition(s) for s in view.specs]
+        tools = [self._definition(s) for s in view.specs]
+        if self.bridged:
+            self._listings[session_id] = tools
+        return list(tools)
 
     def _definition(self, spec: ToolSpec) -> types.Tool:
         upstream = self.catalog.definition(spec.name)
@@ -147,18 +180,52 @@ class Gateway:
     async def call(
         self, session_id: str, name: str, arguments: dict[str, Any]
     ) -> tuple[types.CallToolResult, bool]:
-        """Run one ``tools/call``; returns the result and whether the session's tools changed."""
+        """Run one ``tools/call``; returns the result and whether the session's listing changed
+        (never when bridged: what loads is revealed in the answers, not in ``tools/list``)."""
         await self.wait_ready()
         if session_id not in self._turns:
             await self.list_tools(session_id)
         before = await self.core(self.trinket.loaded, session_id)
+        result = await self._dispatch(session_id, name, arguments)
+        after = await self.core(self.trinket.loaded, session_id)
+        return result, after != before and not self.bridged
+
+    async def _dispatch(
+        self, session_id: str, name: str, arguments: dict[str, Any]
+    ) -> types.CallToolResult:
+        """A meta-tool, the bridge (when bridged) or an upstream tool."""
+        if self.bridged and name == CALL_TOOL:
+            return await self._bridge(session_id, arguments)
         if self.trinket.is_meta(name):
             text, refused = await self.core(self.trinket.run_meta, session_id, name, arguments)
-            result = error_result(text) if refused else text_result(text)
-        else:
-            result = await self._forward(session_id, name, arguments)
-        after = await self.core(self.trinket.loaded, session_id)
-        return result, after != before
+            return error_result(text) if refused else text_result(text)
+        return await self._forward(session_id, name, arguments)
+
+    async def _bridge(self, session_id: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        """``call_tool``: the named tool runs as if called directly, once its arguments fit its
+        schema (the client checked them against ``call_tool``'s free-form one only)."""
+        try:
+            name, raw = parse_bridge(arguments)
+        except MetaToolArgumentError as exc:
+            await self.core(self.trinket.refuse, session_id, CALL_TOOL, str(exc))
+            return error_result(f"Error: {exc}")
+        if name == CALL_TOOL:
+            return error_result("Error: call_tool calls another tool: put its name in `name`.")
+        decoded = decode_arguments(raw)
+        problem = decoded.problem or await self.core(self._problem, name, decoded.value)
+        if problem is not None:
+            return error_result(f"Error: bad arguments for {name}: {problem}")
+        return await self._dispatch(session_id, name, decoded.value)
+
+    def _problem(self, name: str, arguments: dict[str, Any]) -> str | None:
+        """What is wrong with ``arguments`` for the allowed upstream tool ``name``, if anything
+        (meta-tools check their own; a tool that is not allowed is refused on its route)."""
+        found = self._lookup(name)
+        spec = self.trinket.registry.get(found[1]) if found is not None else None
+        problems = schema_problems(spec, arguments) if spec is not None else []
+        if not problems or spec is None:
+            return None
+        return f"{'; '.join(problems)}. Call it as {render_line(spec)}"
 
     async def _forward(
         self, session_id: str, name: str, arguments: dict[str, Any]
