@@ -9,6 +9,13 @@ official ``mcp`` client:
   (what the client would see without the gateway; ``fallback`` lists the same plus meta-tools).
 - the time from sending ``load_tools`` to the ``notifications/tools/list_changed`` arriving at
   the client, median of N (by names: load, then unload between samples; and by query).
+- one scripted session (:data:`SCRIPT`) under ``--reveal list`` and ``--reveal bridge`` side by
+  side (issue 26), with a client that re-lists on each ``list_changed`` as MCP clients do and
+  calls a tool outside its listing through ``call_tool``: the listing's tokens at the start and
+  the end, the ``list_changed`` notifications and listing changes the session sees (each one a
+  rewrite of the client's prompt prefix: the new listing's tokens are re-sent uncached, and the
+  conversation after them, not counted here), and the tokens of the ``load_tools`` answers
+  (where the bridge lists what loaded).
 """
 
 from __future__ import annotations
@@ -33,6 +40,15 @@ from tooltray.tools.tokens import count_tokens
 
 ROOT = Path(__file__).resolve().parent.parent
 QUERY = "show the git log and the status of the repository"
+SCRIPT: list[tuple[str, dict[str, Any]]] = [
+    ("load_tools", {"query": QUERY}),
+    ("git_status", {"repo_path": str(ROOT)}),
+    ("git_log", {"repo_path": str(ROOT), "max_count": 2}),
+    ("load_tools", {"tools": ["add_numbers"]}),
+    ("add_numbers", {"a": 2, "b": 3}),
+    ("convert_time", {"source_timezone": "UTC", "time": "12:00", "target_timezone": "UTC"}),
+    ("reverse_text", {"text": "abc"}),
+]
 RUN_CLI = "from tooltray.memory.cli import main; main()"
 
 
@@ -121,6 +137,77 @@ async def _measure(config: Path, db: str, samples: int) -> dict[str, Any]:
     }
 
 
+class _Session:
+    """A client that re-lists on ``list_changed`` and bridges calls outside its listing."""
+
+    def __init__(self) -> None:
+        self.changes = 0
+        self.relists = 0
+        self.rewritten = 0
+        self.listing: list[types.Tool] = []
+
+    async def on_message(self, message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            self.changes += 1
+
+    async def call(self, session: ClientSession, name: str, args: dict[str, Any]) -> str:
+        """Call ``name`` (through ``call_tool`` when unlisted); re-list if told to."""
+        seen, listed = self.changes, {t.name for t in self.listing}
+        if name in listed or "call_tool" not in listed:
+            result = await session.call_tool(name, args)
+        else:
+            result = await session.call_tool("call_tool", {"name": name, "arguments": args})
+        if result.is_error:
+            raise RuntimeError(f"{name} failed: {result.content}")
+        if self.changes > seen:
+            before = _size(self.listing)
+            self.listing = (await session.list_tools()).tools
+            now = _size(self.listing)
+            self.relists += now != before
+            self.rewritten += now["tokens"] if now != before else 0
+        return "\n".join(b.text for b in result.content if isinstance(b, types.TextContent))
+
+
+async def _scripted(config: Path, db: str, reveal: str) -> dict[str, Any]:
+    """One :data:`SCRIPT` session through ``tooltray mcp serve --reveal REVEAL``."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    args = ["-c", RUN_CLI, "mcp", "serve", "--config", str(config), "--db", db]
+    params = StdioServerParameters(
+        command=sys.executable, args=[*args, "--reveal", reveal], env=env
+    )
+    client = _Session()
+    async with (
+        stdio_client(params) as (read, write),
+        ClientSession(read, write, message_handler=client.on_message) as session,
+    ):
+        await session.initialize()
+        client.listing = (await session.list_tools()).tools
+        start = _size(client.listing)
+        answers = [await client.call(session, name, a) for name, a in SCRIPT]
+    loads = [text for (name, _), text in zip(SCRIPT, answers, strict=True) if name == "load_tools"]
+    return {
+        "tools_list_start": start,
+        "tools_list_end": _size(client.listing),
+        "list_changed": client.changes,
+        "listing_changes": client.relists,
+        "rewritten_listing_tokens": client.rewritten,
+        "load_answer_tokens": sum(count_tokens(t).n for t in loads),
+    }
+
+
+def _print_reveal(rows: dict[str, dict[str, Any]]) -> None:
+    table = Table(title=f"one session of {len(SCRIPT)} calls: --reveal list vs bridge")
+    columns = ("reveal", "tools/list tokens start -> end", "list_changed", "listing changes")
+    for column in (*columns, "listing tokens re-sent", "load_tools answer tokens"):
+        table.add_column(column)
+    for reveal, row in rows.items():
+        start, end = row["tools_list_start"], row["tools_list_end"]
+        span = f"{start['tokens']} ({start['tools']}) -> {end['tokens']} ({end['tools']})"
+        counts = (row["list_changed"], row["listing_changes"], row["rewritten_listing_tokens"])
+        table.add_row(reveal, span, *map(str, counts), str(row["load_answer_tokens"]))
+    Console().print(table)
+
+
 def _print(result: dict[str, Any]) -> None:
     table = Table(title="tooltray mcp serve: tools/list through the gateway (time, git, math)")
     for column in ("listing", "tools", "bytes", "o200k tokens", "share of all"):
@@ -144,5 +231,10 @@ def run(data_dir: Path, out_dir: Path, quick: bool = False) -> dict[str, Any]:
         folder = Path(tmp)
         db = f"sqlite:///{folder / 'gateway.db'}"
         result = anyio.run(_measure, _config(folder), db, 5 if quick else 20)
+        reveal = {
+            mode: anyio.run(_scripted, _config(folder), f"sqlite:///{folder / mode}.db", mode)
+            for mode in ("list", "bridge")
+        }
     _print(result)
-    return result
+    _print_reveal(reveal)
+    return {**result, "reveal": reveal}
