@@ -7,6 +7,11 @@ own model class, narrows what each request offers to the trinket's current set. 
 through ``load_tools`` is therefore offered on the very next model request. ``tool-used`` and
 ``turn-completed`` come from the SDK's run hooks (:class:`TrayHooks`).
 
+With ``reveal = "append"`` (the default) a request offers exactly the view's ``tools=`` (the
+meta-tools, ``call_tool`` and the prefix), the same until the next boundary; the tools revealed
+later reach the model in the ``load_tools`` answer or in a note woven before their turn's user
+item, and run when called through ``call_tool`` (reported as the tool it ran) or by name.
+
 Example:
     >>> tray = AgentsTray(trinket, "s1")                                   # doctest: +SKIP
     >>> agent = tray.agent(OpenAIChatCompletionsModel("m", AsyncOpenAI()))  # doctest: +SKIP
@@ -39,6 +44,9 @@ from tooltray.memory.adapters.common import (
     user_messages,
 )
 from tooltray.memory.core.prompt import PromptView
+from tooltray.memory.core.reveal import weave
+from tooltray.memory.metatools.specs import CALL_TOOL, bridge_spec
+from tooltray.tools.errors import MetaToolArgumentError
 from tooltray.tools.spec import ToolSpec
 
 if TYPE_CHECKING:
@@ -59,6 +67,17 @@ def _field(item: Any, key: str) -> Any:
     return item.get(key) if isinstance(item, dict) else getattr(item, key, None)
 
 
+def woven(items: str | Sequence[Any], notes: Sequence[tuple[int, str]]) -> str | list[Any]:
+    """The SDK input with each reveal note before its turn's user item (as ``view.messages``
+    does for chat messages); items the note does not touch are passed as they are."""
+    if not notes:
+        return items if isinstance(items, str) else list(items)
+    listed = [{"role": "user", "content": items}] if isinstance(items, str) else list(items)
+    if not all(isinstance(item, dict) for item in listed):
+        return listed  # an SDK object item: left alone rather than half-converted
+    return weave(listed, dict(notes))
+
+
 class AgentsTray:
     """One session's tooltray bridge for the Agents SDK: tools, model wrapper and run hooks.
 
@@ -73,6 +92,7 @@ class AgentsTray:
         self.hooks = TrayHooks(self)
         self.turn = 0
         self._failed: set[str] = set()
+        self._bridged: dict[str, str] = {}  # call_tool call id -> the tool it ran
 
     def start(self, messages: Sequence[dict[str, Any]] = ()) -> PromptView:
         """Session boundary: start the session, or resume a stored one (evicts idle tools)."""
@@ -83,8 +103,9 @@ class AgentsTray:
         return Agent(name=name, model=TrayModel(model, self), tools=self.tools(), **options)
 
     def tools(self) -> list[Tool]:
-        """The meta-tools, then every allowed tool, as SDK function tools."""
-        specs = [*self.trinket.meta_tools(), *self.trinket.registry.allowed()]
+        """The meta-tools, ``call_tool``, then every allowed tool, as SDK function tools (the SDK
+        runs only what the agent holds; each request offers just the view's ``tools=``)."""
+        specs = [*self.trinket.meta_tools(), bridge_spec(), *self.trinket.registry.allowed()]
         return [self._function_tool(spec) for spec in specs]
 
     def view(self, items: str | Sequence[Any]) -> PromptView:
@@ -97,7 +118,7 @@ class AgentsTray:
     def managed(self) -> set[str]:
         """Names tooltray decides on: the meta-tools and every registered tool (even denied)."""
         specs = [*self.trinket.meta_tools(), *self.trinket.registry.all_tools()]
-        return {spec.name for spec in specs}
+        return {spec.name for spec in specs} | {CALL_TOOL}
 
     def _function_tool(self, spec: ToolSpec) -> FunctionTool:
         async def invoke(ctx: ToolContext[Any], raw: str) -> str:
@@ -112,6 +133,12 @@ class AgentsTray:
         )
 
     async def _invoke(self, ctx: ToolContext[Any], name: str, raw: str) -> str:
+        if name == CALL_TOOL:
+            try:
+                name, raw = self.trinket.unwrap(name, raw)
+            except MetaToolArgumentError as exc:
+                return f"Error: {exc}"
+            self._bridged[ctx.tool_call_id] = name
         if self.trinket.is_meta(name):
             return run_meta(self.trinket, self.session_id, name, raw)
         text, ok = await run_registry_tool(self.trinket, self.session_id, name, raw)
@@ -120,10 +147,13 @@ class AgentsTray:
         return text
 
     def used(self, ctx: RunContextWrapper[Any], name: str) -> None:
-        """Report a finished real tool call as ``tool-used`` (meta-tools are not reported)."""
-        if self.trinket.is_meta(name):
-            return
+        """Report a finished real tool call as ``tool-used`` (meta-tools are not reported); a
+        ``call_tool`` call counts as a use of the tool it ran."""
         call_id = getattr(ctx, "tool_call_id", None)
+        if name == CALL_TOOL:
+            name = self._bridged.pop(str(call_id), CALL_TOOL)
+        if self.trinket.is_meta(name) or name == CALL_TOOL:
+            return
         ok = call_id not in self._failed
         self._failed.discard(str(call_id))
         emit_used(self.session_id, name, self.turn, ok)
@@ -159,28 +189,29 @@ class TrayModel(Model):
         self.tray = tray
 
     def _narrow(
-        self, instructions: str | None, items: str | Sequence[Any], tools: list[Tool]
+        self, view: PromptView, instructions: str | None, tools: list[Tool]
     ) -> tuple[str | None, list[Tool]]:
-        view = self.tray.view(items)
+        """The view's ``tools=`` in its order (revealed tools stay out), then the caller's own."""
         by_name = {t.name: t for t in tools}
         managed = self.tray.managed()
-        offered = [by_name[name] for name in view.loaded if name in by_name]
+        offered = [by_name[spec.name] for spec in view.specs if spec.name in by_name]
         offered += [t for t in tools if t.name not in managed]  # the caller's own SDK tools
         parts = [text for text in (instructions, view.system_prefix) if text]
         return "\n\n".join(parts) or None, offered
 
     def _offer(self, args: tuple[Any, ...], kw: dict[str, Any]) -> inspect.BoundArguments:
-        """The request with its instructions and tools narrowed to the trinket's current set.
+        """The request with its instructions and tools narrowed to the trinket's current set,
+        and the reveal notes woven into its input.
 
         The SDK passes a request's arguments by position to one method and by name to the other,
         so they are bound to :class:`Model`'s own signature rather than restated here.
         """
         bound = _REQUEST.bind_partial(self.inner, *args, **kw)
         given = bound.arguments
+        view = self.tray.view(given["input"])
         instructions, tools = given["system_instructions"], given["tools"]
-        given["system_instructions"], given["tools"] = self._narrow(
-            instructions, given["input"], tools
-        )
+        given["system_instructions"], given["tools"] = self._narrow(view, instructions, tools)
+        given["input"] = woven(given["input"], view.notes)
         return bound
 
     async def get_response(self, *args: Any, **kw: Any) -> ModelResponse:

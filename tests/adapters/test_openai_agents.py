@@ -133,3 +133,45 @@ def test_openai_agents_streamed_run_follows_the_trinket_too(
     assert "day_of_week" not in server.tool_names(0) and "day_of_week" in server.tool_names(1)
     assert result.final_output == "It was a Friday."
     assert [r[2] for r in rows("s1", "used")] == ["day_of_week"]
+
+
+def bridged_after_reveal(body: dict[str, Any]) -> dict[str, Any]:
+    """The model reads the load_tools answer, then calls the revealed tool through call_tool."""
+    answer = [m for m in body["messages"] if m["role"] == "tool"][-1]["content"]
+    assert "Tools now available" in answer and "day_of_week(" in answer, answer
+    return call("call_tool", {"name": "day_of_week", "arguments": {"date": "2024-03-01"}})
+
+
+def test_openai_agents_append_reveal_keeps_tools_and_runs_call_tool(
+    make_trinket: Any, server: ScriptedServer, rows: Any
+) -> None:
+    """``reveal = "append"``: every request offers the same tools=, a revealed tool is listed
+    to the model (load answer; a growth note before its turn's user item) and runs through
+    call_tool or by name, and its use is recorded under its own name."""
+    tray = AgentsTray(make_trinket(reveal="append", growth="every_turn"), "s1")
+    server.extend(
+        [
+            call("load_tools", {"tools": ["day_of_week"]}),
+            bridged_after_reveal,
+            call("day_of_week", {"date": "2024-03-02"}),
+            say("Friday, then Saturday."),
+            call("call_tool", {"name": "weather_forecast", "arguments": {"city": "Oslo"}}),
+            say("Sunny."),
+        ]
+    )
+    first = run(tray, server, MATH)
+    follow_up = {"role": "user", "content": "What is the weather forecast for Oslo?"}
+    second = run(tray, server, [*first.to_input_list(), follow_up])
+    offered = [server.tool_names(i) for i in range(len(server.requests))]
+    assert "call_tool" in offered[0] and "day_of_week" not in offered[0]
+    assert all(names == offered[0] for names in offered)
+    assert len({str(r["messages"][0]) for r in server.requests}) == 1  # the system text too
+    turn_two = [m for m in server.requests[4]["messages"] if m["role"] == "user"][-1]
+    assert str(turn_two["content"]).startswith("Tools now available:")
+    assert "weather_forecast(" in str(turn_two["content"])
+    assert ("day_of_week", {"date": "2024-03-01"}) in catalog.CALLS
+    assert ("day_of_week", {"date": "2024-03-02"}) in catalog.CALLS
+    assert ("weather_forecast", {"city": "Oslo", "days": 1}) in catalog.CALLS
+    assert second.final_output == "Sunny."
+    used = [r[2] for r in rows("s1", "used")]
+    assert used == ["day_of_week", "day_of_week", "weather_forecast"]
