@@ -16,7 +16,7 @@ from tooltray.tools.lazy import lazy_exports
 _HOMES = {
     ".native_search": ("NativeDeferral",),
     ".openai_agents": ("AgentsTray", "TrayHooks", "TrayModel"),
-    ".pydantic_ai_toolset": ("TrayToolset",),
+    ".pydantic_ai_toolset": ("TrayReveals", "TrayToolset"),
 }
 __all__ = sorted(name for names in _HOMES.values() for name in names)
 # An adapter's module loads on first use: its framework is an optional extra.

@@ -11,6 +11,13 @@ names while unloaded gets pydantic-ai's retry prompt and is loaded (as an escape
 step, where the repeated call runs. ``tool-used`` is emitted after each real call; the turn is
 reported complete when the run leaves the toolset, or at the latest when the next turn starts.
 
+With ``reveal = "append"`` (the default) each step offers exactly the view's ``tools=`` (the
+meta-tools, ``call_tool`` and the prefix), the same until the next boundary. A revealed tool is
+listed in the ``load_tools`` answer, or (tooltray's own reveals) in a note that
+:meth:`TrayToolset.reveals`, a capability, weaves before its turn's user prompt in each request;
+the model runs it through ``call_tool``, checked by the tool's own argument validator. By name it
+is not offered, so pydantic-ai answers with its unknown-tool retry, which names ``call_tool``.
+
 Example:
     >>> tray = TrayToolset(FunctionToolset([add, multiply]), trinket, "s1")  # doctest: +SKIP
     >>> agent = Agent(OpenAIChatModel("m", provider=provider), toolsets=[tray])  # doctest: +SKIP
@@ -18,15 +25,24 @@ Example:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from pydantic_ai import RunContext
-from pydantic_ai.messages import ModelRequest, ModelResponse, ToolCallPart, UserPromptPart
+from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    ToolCallPart,
+    UserPromptPart,
+)
+from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, WrapperToolset
 from pydantic_ai.toolsets.abstract import ToolsetTool
-from pydantic_core import SchemaValidator, core_schema
+from pydantic_core import SchemaValidator, ValidationError, core_schema
 
 from tooltray.memory.adapters.common import (
     emit_completed,
@@ -35,8 +51,12 @@ from tooltray.memory.adapters.common import (
     shorten,
     user_messages,
 )
+from tooltray.memory.agent.calls import schema_problems
 from tooltray.memory.core.prompt import PromptView
-from tooltray.memory.metatools.specs import LOAD_TOOLS
+from tooltray.memory.metatools.specs import CALL_TOOL, LOAD_TOOLS, bridge_spec
+from tooltray.tools.arguments import decode_arguments
+from tooltray.tools.errors import MetaToolArgumentError
+from tooltray.tools.render import render_line
 from tooltray.tools.spec import Bundle, ToolSpec
 
 if TYPE_CHECKING:
@@ -66,6 +86,32 @@ def user_texts(ctx: RunContext[Any]) -> list[Any]:
     if ctx.prompt is not None and (not texts or texts[-1] != ctx.prompt):
         texts.append(ctx.prompt)
     return [text if isinstance(text, str) else str(text) for text in texts]
+
+
+def woven(messages: list[ModelMessage], notes: Mapping[int, str]) -> list[ModelMessage]:
+    """``messages`` with each note before the text of its turn's user prompt (turn ``k``: the
+    ``k``-th user prompt, as :func:`user_texts` counts them); changed requests are copies."""
+    out: list[ModelMessage] = []
+    turn = 0
+    for message in messages:
+        if isinstance(message, ModelRequest):
+            parts = []
+            for part in message.parts:
+                if isinstance(part, UserPromptPart):
+                    turn += 1
+                    part = _noted(part, notes.get(turn))
+                parts.append(part)
+            message = replace(message, parts=parts) if parts != message.parts else message
+        out.append(message)
+    return out
+
+
+def _noted(part: UserPromptPart, note: str | None) -> UserPromptPart:
+    if not note:
+        return part
+    content = part.content
+    text = f"{note}\n\n{content}" if isinstance(content, str) else [note, *content]
+    return replace(part, content=text)
 
 
 def last_calls(ctx: RunContext[Any]) -> list[str]:
@@ -103,9 +149,10 @@ class TrayToolset(WrapperToolset[Any]):
         allowed = {n: t for n, t in inner.items() if self.trinket.registry.is_allowed(n)}
         self._load_escapes(ctx, allowed)
         view = self.view(ctx)
-        meta = {spec.name: self._meta_tool(spec) for spec in self.trinket.meta_tools()}
+        own = [*self.trinket.meta_tools(), bridge_spec()]
+        meta = {spec.name: self._meta_tool(spec) for spec in own}
         offered = {**meta, **allowed}
-        return {name: offered[name] for name in view.loaded if name in offered}
+        return {s.name: offered[s.name] for s in view.specs if s.name in offered}
 
     async def get_instructions(self, ctx: RunContext[Any]) -> Any:
         """The trinket's stable prefix (instructions and bundle menu), then the wrapped ones."""
@@ -118,6 +165,8 @@ class TrayToolset(WrapperToolset[Any]):
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
     ) -> Any:
         """Run a meta-tool through the trinket, or a real tool through the wrapped toolset."""
+        if name == CALL_TOOL:
+            return await self._bridge(tool_args, ctx)
         if self.trinket.is_meta(name):
             return run_meta(self.trinket, self.session_id, name, tool_args)
         try:
@@ -131,6 +180,43 @@ class TrayToolset(WrapperToolset[Any]):
             if isinstance(result, str)
             else result
         )
+
+    async def _bridge(self, raw: dict[str, Any], ctx: RunContext[Any]) -> Any:
+        """``call_tool``: the named tool runs as a direct call would (allowed wrapped tools
+        only), once its arguments pass its own validator, which pydantic-ai ran on none."""
+        try:
+            name, inner = self.trinket.unwrap(CALL_TOOL, raw)
+        except MetaToolArgumentError as exc:
+            return f"Error: {exc}"
+        if self.trinket.is_meta(name):
+            return run_meta(self.trinket, self.session_id, name, inner)
+        tool = (await self.wrapped.get_tools(ctx)).get(name)
+        if tool is None or not self.trinket.registry.is_allowed(name):
+            return f"Error: there is no tool {name!r} to call here; load_tools finds tools."
+        arguments = self._checked(name, tool, inner)
+        if isinstance(arguments, str):
+            return arguments
+        return await self.call_tool(name, arguments, ctx, tool)
+
+    def _checked(self, name: str, tool: ToolsetTool[Any], raw: Any) -> dict[str, Any] | str:
+        """The validated arguments, or the error text the model can act on."""
+        decoded = decode_arguments(raw)
+        spec = self.trinket.registry.get(name)
+        problems = [decoded.problem] if decoded.problem else []
+        if not problems and spec is not None:
+            problems = schema_problems(spec, decoded.value)
+        try:
+            if not problems:
+                return dict(tool.args_validator.validate_python(decoded.value))
+        except ValidationError as exc:
+            problems = [str(exc).splitlines()[0]]
+        shape = f" Call it as {render_line(spec)}" if spec is not None else ""
+        return f"Error: bad arguments for {name}: {'; '.join(problems)}.{shape}"
+
+    def reveals(self) -> TrayReveals:
+        """The capability that puts tooltray's reveal notes before their turns' user prompts
+        (``Agent(..., toolsets=[tray], capabilities=[tray.reveals()])``)."""
+        return TrayReveals(self)
 
     async def __aexit__(self, *args: Any) -> bool | None:
         """The run leaves the toolset: its user turn is complete."""
@@ -180,3 +266,20 @@ class TrayToolset(WrapperToolset[Any]):
             name=spec.name, description=spec.description, parameters_json_schema=spec.parameters
         )
         return ToolsetTool(toolset=self, tool_def=tool_def, max_retries=1, args_validator=ARGS)
+
+
+@dataclass
+class TrayReveals(AbstractCapability[Any]):
+    """Weaves the view's reveal notes into each model request (the request's copy only: the
+    run's history keeps the user's own text, which is what selection reads)."""
+
+    tray: TrayToolset
+
+    async def before_model_request(
+        self, ctx: RunContext[Any], request_context: ModelRequestContext
+    ) -> ModelRequestContext:
+        """The request with the notes of the session's reveals in place."""
+        notes = dict(self.tray.view(ctx).notes)
+        if not notes:
+            return request_context
+        return replace(request_context, messages=woven(request_context.messages, notes))

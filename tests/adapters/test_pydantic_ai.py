@@ -20,6 +20,7 @@ from pydantic_ai.toolsets import FunctionToolset  # noqa: E402
 from tooltray.memory.adapters import TrayToolset  # noqa: E402
 
 META = ["load_tools", "unload_tools", "fallback", "read_result"]
+MATH = "Please multiply 17 by 23 for me."
 FUNCTIONS = [fn for fns in catalog.TOOLS.values() for fn in fns]
 
 
@@ -162,3 +163,53 @@ def test_pydantic_ai_over_an_mcp_server_selects_and_recovers(
     assert "read_result" in report and len(report) < 300 * 40  # shortened behind a handle
     assert result.output == "All nominal."
     assert [r[2] for r in rows("m1", "used")] == ["long_report"]
+
+
+def bridged_after_reveal(body: dict[str, Any]) -> dict[str, Any]:
+    """The model reads the load_tools answer, then calls the revealed tool through call_tool."""
+    answer = [m for m in body["messages"] if m["role"] == "tool"][-1]["content"]
+    assert "Tools now available" in answer and "day_of_week(" in answer, answer
+    return call("call_tool", {"name": "day_of_week", "arguments": {"date": "2024-03-01"}})
+
+
+def test_pydantic_ai_append_reveal_keeps_tools_and_runs_call_tool(
+    make_trinket: Any, server: ScriptedServer, rows: Any
+) -> None:
+    """``reveal = "append"``: every step offers the same tools=, a revealed tool is listed to
+    the model (load answer; with the reveals capability, a growth note before its turn's user
+    prompt) and runs through call_tool, bad arguments answered with its signature."""
+    toolset = tray(make_trinket(reveal="append", growth="every_turn"))
+    server.extend(
+        [
+            call("load_tools", {"tools": ["day_of_week"]}),
+            bridged_after_reveal,
+            call("call_tool", {"name": "day_of_week", "arguments": {"day": 2}}),
+            say("It was a Friday."),
+            call("call_tool", {"name": "weather_forecast", "arguments": {"city": "Oslo"}}),
+            say("Sunny."),
+        ]
+    )
+    provider = OpenAIProvider(base_url=server.base_url, api_key="x")
+    model = OpenAIChatModel("scripted", provider=provider)
+    bot = Agent(model, toolsets=[toolset], capabilities=[toolset.reveals()])
+    first = bot.run_sync(MATH)
+    second = bot.run_sync(
+        "What is the weather forecast for Oslo?", message_history=first.all_messages()
+    )
+    offered = [server.tool_names(i) for i in range(len(server.requests))]
+    assert "call_tool" in offered[0] and "day_of_week" not in offered[0]
+    assert all(names == offered[0] for names in offered)
+    assert len({str(r["messages"][0]) for r in server.requests}) == 1  # the system text too
+    bad = [m for m in server.requests[3]["messages"] if m["role"] == "tool"][-1]["content"]
+    assert "bad arguments for day_of_week" in bad and "day_of_week(date: str)" in bad
+    turn_two = [m for m in server.requests[4]["messages"] if m["role"] == "user"][-1]
+    assert str(turn_two["content"]).startswith("Tools now available:")
+    assert "weather_forecast(" in str(turn_two["content"])
+    assert catalog.CALLS == [
+        ("day_of_week", {"date": "2024-03-01"}),
+        ("weather_forecast", {"city": "Oslo", "days": 1}),
+    ]
+    assert second.output == "Sunny."
+    assert [r[2] for r in rows("s1", "used")] == ["day_of_week", "weather_forecast"]
+    kept = [getattr(p, "content", "") for m in second.all_messages() for p in m.parts]
+    assert not [c for c in kept if str(c).startswith("Tools now")]  # history keeps user text
