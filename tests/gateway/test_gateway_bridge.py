@@ -16,7 +16,9 @@ from typing import Any
 import anyio
 from gateway_helpers import Client, http_client, http_gateway, servers, stdio_gateway, text
 
-META = ["load_tools", "unload_tools", "fallback", "read_result"]
+from tooltray.memory.metatools.specs import shown_meta_specs
+
+SHOWN = [s.name for s in shown_meta_specs("append")]  # load_tools, fallback, call_tool
 TOKYO = {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"}
 
 
@@ -39,7 +41,7 @@ def test_bridge_keeps_tools_list_fixed_and_call_tool_reaches_the_upstream(
         env = {"TOOLTRAY_DENY": '["get_current_time"]'}
         async with stdio_gateway(config, db, "--reveal", "bridge", **env) as gw:
             before = await listing(gw)
-            assert [t["name"] for t in before] == [*META, "call_tool"]
+            assert [t["name"] for t in before] == SHOWN
             seen = gw.list_changed()
 
             loaded = await gw.call("load_tools", tools=["convert_time"])
@@ -60,6 +62,8 @@ def test_bridge_keeps_tools_list_fixed_and_call_tool_reaches_the_upstream(
                 refused = await gw.session.call_tool("call_tool", wrong)
                 assert refused.is_error, wrong
 
+            unloaded = await bridge(gw, "unload_tools", {"tools": ["convert_time"]})  # not listed
+            assert not unloaded.is_error and "convert_time" in text(unloaded)
             assert await listing(gw) == before and gw.list_changed() == seen
 
     anyio.run(scenario)
@@ -82,5 +86,5 @@ def test_bridge_over_http_from_the_config_and_a_boundary_folds_what_was_used(
 
     with http_gateway(config, db, tmp_path / "gateway.log") as url:
         first, resumed = anyio.run(session, url)
-    assert first == [*META, "call_tool"]
-    assert resumed == [*META, "call_tool", "convert_time"]  # used, so in the new prefix
+    assert first == SHOWN
+    assert resumed == [*SHOWN, "convert_time"]  # used, so in the new prefix
