@@ -69,6 +69,7 @@ def test_prefix_always_and_a_server_that_changes_its_tools() -> None:
         ({"mcpServers": {"a b": {"command": "x"}}}, "[a-zA-Z0-9_.-]"),
         ({**config(prefixFormat="{server}__{tool}")}, "use '{server}_{tool}'"),
         ({**config(prefix="sometimes")}, "'clash', 'always' or 'never'"),
+        ({**config(reveal="append")}, "'reveal' must be 'list' or 'bridge'"),
     ],
 )
 def test_bad_configs_name_the_fix(data: dict[str, object], fix: str) -> None:
@@ -88,6 +89,8 @@ def test_cli_bad_input_is_one_line_and_exit_2(write_config: Callable[..., Path])
     good = write_config(json.loads(json.dumps(config())))
     port = runner.invoke(cli, ["mcp", "serve", "--config", str(good), "--http", "localhost"])
     assert port.exit_code == 2 and "use HOST:PORT" in port.output
+    reveal = runner.invoke(cli, ["mcp", "serve", "--config", str(good), "--reveal", "append"])
+    assert reveal.exit_code == 2 and "'list', 'bridge'" in reveal.output
     for result in (missing, garbled, port):
         assert len(result.output.strip().splitlines()) == 1
 
@@ -99,3 +102,4 @@ def test_the_readme_sample_config_is_valid() -> None:
     parsed = parse_config(json.loads(sample), "README")
     assert [s.name for s in parsed.servers] == ["time", "git", "docs"]
     assert parsed.servers[0].always_load and parsed.servers[2].url is not None
+    assert parsed.reveal == "list" and parse_config(config(reveal="bridge")).reveal == "bridge"
