@@ -95,15 +95,22 @@ def woven(messages: list[ModelMessage], notes: Mapping[int, str]) -> list[ModelM
     turn = 0
     for message in messages:
         if isinstance(message, ModelRequest):
-            parts = []
-            for part in message.parts:
-                if isinstance(part, UserPromptPart):
-                    turn += 1
-                    part = _noted(part, notes.get(turn))
-                parts.append(part)
-            message = replace(message, parts=parts) if parts != message.parts else message
+            message, turn = _noted_request(message, notes, turn)
         out.append(message)
     return out
+
+
+def _noted_request(
+    request: ModelRequest, notes: Mapping[int, str], turn: int
+) -> tuple[ModelRequest, int]:
+    """``request`` with its user prompts' notes, and the turn its last user prompt was."""
+    parts = []
+    for part in request.parts:
+        if isinstance(part, UserPromptPart):
+            turn += 1
+            part = _noted(part, notes.get(turn))
+        parts.append(part)
+    return (replace(request, parts=parts) if parts != request.parts else request), turn
 
 
 def _noted(part: UserPromptPart, note: str | None) -> UserPromptPart:
@@ -183,7 +190,8 @@ class TrayToolset(WrapperToolset[Any]):
 
     async def _bridge(self, raw: dict[str, Any], ctx: RunContext[Any]) -> Any:
         """``call_tool``: the named tool runs as a direct call would (allowed wrapped tools
-        only), once its arguments pass its own validator, which pydantic-ai ran on none."""
+        only), once its arguments pass its own validator (pydantic-ai checked only the
+        bridge's free-form ones)."""
         try:
             name, inner = self.trinket.unwrap(CALL_TOOL, raw)
         except MetaToolArgumentError as exc:
