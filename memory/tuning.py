@@ -136,9 +136,9 @@ EXPECTED_CALLS = 6
 ESCAPE_CONTEXT = 2000
 #: tokens of an escape's answer: a load_tools listing of about five tools
 ESCAPE_ANSWER = 150
-#: escapes a selected session makes beyond its left-out picks' chances: 0.8 per session
-#: measured on bfcl_multiturn dev (0.22 per turn x 3.64 turns, priced opening, no history)
-ESCAPES_BASE = 0.8
+#: escapes a selected session makes beyond its left-out picks' chances: about 0.05 a model call
+#: (bfcl_multiturn 0.041, apibank 0.06, priced opening and reveals, no history) x EXPECTED_CALLS
+ESCAPES_BASE = 0.3
 
 
 def needed(z: float, top: float) -> float:
