@@ -27,6 +27,7 @@ SUITES: dict[str, str] = {
     "startup": "startup",
     "gateway": "gateway",
     "deferral": "deferral",
+    "reprocess": "reprocess",
 }
 DEFAULT_DATA = HERE.parent.parent / "shared" / "data"
 
