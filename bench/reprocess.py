@@ -273,7 +273,7 @@ def play(
                 reprocessed=got["reprocessed"],
                 prompt_eval_tokens=got["prompt_eval_tokens"],
                 prompt_eval_ms=got["prompt_eval_ms"],
-                diff_tokens=len(tokens) - _shared(tokens_before, tokens),
+                diff_tokens=len(tokens) - _shared(tokens_before, tokens),  # turn 1: all of it
                 new_messages=len(new),
                 new_text_tokens=new_tokens,
                 new_text_o200k=sum(count_tokens(t).n for t in texts),
@@ -329,7 +329,9 @@ def summarize(rows: Sequence[Request]) -> dict[str, Any]:
             "reprocessed_total": sum(r.reprocessed for r in mine),
             "prompt_tokens_total": sum(r.prompt_tokens for r in mine),
             "median_prompt_eval_ms_later": _median([r.prompt_eval_ms for r in later]),
-            "log_vs_token_diff_mismatches": sum(r.reprocessed != r.diff_tokens for r in mine),
+            "log_vs_token_diff_mismatches_later": sum(
+                r.reprocessed != r.diff_tokens for r in later
+            ),
         }
     return out
 
