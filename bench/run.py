@@ -28,6 +28,7 @@ SUITES: dict[str, str] = {
     "gateway": "gateway",
     "deferral": "deferral",
     "needed": "needed",
+    "reprocess": "reprocess",
 }
 DEFAULT_DATA = HERE.parent.parent / "shared" / "data"
 
