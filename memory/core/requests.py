@@ -135,7 +135,7 @@ def responses_input(history: Sequence[Message], reveals: Reveals) -> list[Messag
 
 def _responses(message: Message) -> list[Message]:
     role = message.get("role")
-    if "type" in message and role is None:
+    if "type" in message:
         return [message]
     if role == "tool":
         output = _text(message.get("content"))
