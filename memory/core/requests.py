@@ -174,9 +174,13 @@ def load_answer(
     path, meta = trinket.settings.path, trinket.state(session_id).snapshot.meta
     if not defers(path, trinket.settings.reveal, meta):
         return text_answer(path, call_id, text)
+    return search_answer(path, call_id, added_specs(trinket, session_id, before), text)
+
+
+def added_specs(trinket: ToolLoaderTrinket, session_id: str, before: set[str]) -> list[ToolSpec]:
+    """The tools loaded since ``before``, as the catalog declares them: what a search answers."""
     added = [n for n in trinket.loaded(session_id) if n not in before]
-    found = [s for s in map(trinket.registry.get, added) if s is not None]
-    return search_answer(path, call_id, found, text)
+    return [s for s in map(trinket.registry.get, added) if s is not None]
 
 
 def text_answer(path: str, call_id: str, text: str) -> Message:
