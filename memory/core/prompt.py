@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tooltray.memory.core.menu import bundle_menu as bundle_menu  # re-exported for callers
-from tooltray.memory.core.requests import anthropic_messages, responses_input
+from tooltray.memory.core.requests import anthropic_messages, responses_input, unsearched
 from tooltray.memory.core.reveal import weave
 from tooltray.memory.metatools.specs import LOAD_TOOLS
 from tooltray.tools.deferred import render_revealing
@@ -111,6 +111,8 @@ class PromptView:
         """
         theirs, rest = _split(weave(history, dict(self.notes)))
         system, reveals = self.system_text(theirs), dict(self.reveals)
+        if not self.deferring:  # bridged: the provider's own load answers become notes
+            rest = unsearched(rest, {s.name: s for s in self.revealed})
         if self.path == "anthropic":
             body = {"system": system, "messages": anthropic_messages(rest, reveals)}
         elif self.path == "responses":

@@ -19,10 +19,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from tooltray.memory.core.reveal import defers
+from tooltray.memory.core.reveal import defers, note
 from tooltray.memory.metatools.specs import LOAD_TOOLS
 from tooltray.tools.arguments import decode_arguments
 from tooltray.tools.deferred import search_answer, search_call
+from tooltray.tools.render import canonical_json
 from tooltray.tools.spec import ToolSpec
 
 if TYPE_CHECKING:
@@ -138,8 +139,8 @@ def _responses(message: Message) -> list[Message]:
     if "type" in message:
         return [message]
     if role == "tool":
-        output = _text(message.get("content"))
-        return [text_answer("responses", str(message.get("tool_call_id")), output)]
+        call_id, output = str(message.get("tool_call_id")), _text(message.get("content"))
+        return [{"type": "function_call_output", "call_id": call_id, "output": output}]
     text = _text(message.get("content"))
     said = [{"role": role, "content": text}] if text else []
     return said + [_function_call(call) for call in message.get("tool_calls") or ()]
@@ -166,15 +167,22 @@ def _text(content: Any) -> str:
 def load_answer(
     trinket: ToolLoaderTrinket, session_id: str, call_id: str, arguments: Any
 ) -> Message:
-    """Run the model's ``load_tools`` (on Responses: its ``tool_search``) and answer it the way
-    the session's provider loads tools: ``tool_reference`` blocks or a ``tool_search_output``
-    where it defers tools, else the answer text (the ``call_tool`` bridge reaches the tools)."""
+    """Run the model's ``load_tools`` (on Responses: its ``tool_search``) and return the entry
+    to append to the history, answering the way the session's provider loads tools.
+
+    Anthropic: a tool message whose content is the ``tool_reference`` blocks (it becomes the
+    ``tool_result``); Responses: the ``tool_search_output`` item; elsewhere, or once the session
+    is bridged, a tool message with the answer text (the ``call_tool`` bridge reaches the tools).
+    """
     before = set(trinket.loaded(session_id))
     text, _ = trinket.run_meta(session_id, LOAD_TOOLS, arguments)
     path, meta = trinket.settings.path, trinket.state(session_id).snapshot.meta
     if not defers(path, trinket.settings.reveal, meta):
-        return text_answer(path, call_id, text)
-    return search_answer(path, call_id, added_specs(trinket, session_id, before), text)
+        return {"role": "tool", "tool_call_id": call_id, "content": text}
+    answer = search_answer(path, call_id, added_specs(trinket, session_id, before), text)
+    if path == "responses":
+        return answer
+    return {"role": "tool", "tool_call_id": call_id, "content": answer["content"]}
 
 
 def added_specs(trinket: ToolLoaderTrinket, session_id: str, before: set[str]) -> list[ToolSpec]:
@@ -183,14 +191,46 @@ def added_specs(trinket: ToolLoaderTrinket, session_id: str, before: set[str]) -
     return [s for s in map(trinket.registry.get, added) if s is not None]
 
 
-def text_answer(path: str, call_id: str, text: str) -> Message:
-    """A tool call's text answer on ``path``: a ``tool_result`` block, a ``function_call_output``
-    item, or a Chat Completions tool message."""
-    if path == "anthropic":
-        return {"type": "tool_result", "tool_use_id": call_id, "content": text}
-    if path == "responses":
-        return {"type": "function_call_output", "call_id": call_id, "output": text}
-    return {"role": "tool", "tool_call_id": call_id, "content": text}
+def unsearched(history: Sequence[Message], listed: Mapping[str, ToolSpec]) -> list[Message]:
+    """``history`` with the provider's own load answers rewritten for the ``call_tool`` bridge,
+    once the provider refused deferral: a search call becomes a ``load_tools`` call and its
+    answer the loaded tools' note, so the resent request holds nothing the provider refuses."""
+    return [_unsearched(message, listed) for message in history]
+
+
+def _unsearched(message: Message, listed: Mapping[str, ToolSpec]) -> Message:
+    kind, content = message.get("type"), message.get("content")
+    if kind == "tool_search_call":
+        arguments = canonical_json(message.get("arguments") or {})
+        function = {"name": LOAD_TOOLS, "arguments": arguments}
+        call = {"id": str(message.get("call_id")), "type": "function", "function": function}
+        return {"role": "assistant", "content": "", "tool_calls": [call]}
+    if kind == "tool_search_output":
+        names = _output_names(message.get("tools") or [])
+        return {
+            "role": "tool",
+            "tool_call_id": str(message.get("call_id")),
+            "content": _listing(names, listed),
+        }
+    if message.get("role") == "tool" and isinstance(content, list) and any(map(_is_ref, content)):
+        names = [str(part.get("tool_name")) for part in content if _is_ref(part)]
+        return {**message, "content": _listing(names, listed)}
+    return message
+
+
+def _is_ref(part: Any) -> bool:
+    return isinstance(part, dict) and part.get("type") == "tool_reference"
+
+
+def _output_names(tools: Iterable[Any]) -> list[str]:
+    """The function names a ``tool_search_output`` loaded, namespaces opened."""
+    flat = [t for tool in tools for t in (tool.get("tools") or [tool])]
+    return [str(t.get("name")) for t in flat if isinstance(t, dict)]
+
+
+def _listing(names: Sequence[str], listed: Mapping[str, ToolSpec]) -> str:
+    """The bridge's note for ``names`` (the tools it knows), else their bare names."""
+    return note([listed[n] for n in names if n in listed], True) or "Loaded: " + ", ".join(names)
 
 
 def refuses_deferral(exc: BaseException) -> bool:

@@ -31,6 +31,7 @@ from tooltray.events import TurnCompleted, emit, turn_completed
 from tooltray.memory import Settings, ToolLoaderTrinket
 from tooltray.memory.core.requests import load_answer, send_revealing
 from tooltray.memory.metatools.specs import CALL_TOOL
+from tooltray.tools.deferred import search_call
 from tooltray.tools.demo import demo_registry
 from tooltray.tools.render import canonical_json
 
@@ -47,6 +48,11 @@ SDK_TYPES: dict[str, TypeAdapter[Any]] = {
 }
 CONVERSATION = {"anthropic": "messages", "responses": "input", "openai": "messages"}
 CONVERSATION["text"] = "messages"
+HISTORY = [
+    {"role": "user", "content": FIRST},
+    {"role": "assistant", "content": "Sunny."},
+    {"role": "user", "content": LATER},
+]
 
 
 def trinket_on(tmp_path: Path, path: str) -> ToolLoaderTrinket:
@@ -160,39 +166,55 @@ def test_responses_reveal_is_a_tool_search_pair_before_the_user_message(tmp_path
 def test_a_restarted_trinket_repeats_the_same_request(tmp_path: Path) -> None:
     with trinket_on(tmp_path, "anthropic") as trinket:
         _, second, _ = two_turns(trinket)
-    history = [
-        {"role": "user", "content": FIRST},
-        {"role": "assistant", "content": "Sunny."},
-        {"role": "user", "content": LATER},
-    ]
+    history = list(HISTORY)
     with trinket_on(tmp_path, "anthropic") as again:
         assert canonical_json(again.prepare("s", history).request(history)) == canonical_json(
             second
         )
 
 
+def model_loads(trinket: ToolLoaderTrinket, path: str) -> list[dict[str, Any]]:
+    """The third turn's history: the model loads a tool natively and gets the trinket's answer."""
+    arguments = {"tools": ["shopping_track_order"]}
+    answer = load_answer(trinket, "s", "call_1", arguments)
+    if path == "responses":
+        return [*HISTORY, search_call("call_1", arguments), answer]
+    function = {"name": "load_tools", "arguments": json.dumps(arguments)}
+    call = {"id": "call_1", "type": "function", "function": function}
+    return [*HISTORY, {"role": "assistant", "content": "", "tool_calls": [call]}, answer]
+
+
 @pytest.mark.parametrize("path", ["anthropic", "responses"])
 def test_the_models_load_tools_is_answered_the_providers_way(tmp_path: Path, path: str) -> None:
     with trinket_on(tmp_path, path) as trinket:
         first, _, _ = two_turns(trinket)
-        answer = load_answer(trinket, "s", "call_1", {"tools": ["shopping_track_order"]})
-        history = [
-            {"role": "user", "content": FIRST},
-            {"role": "assistant", "content": "Sunny."},
-            {"role": "user", "content": LATER},
-        ]
+        history = model_loads(trinket, path)
         after = trinket.prepare("s", history).request(history)
+    validate(path, after)
     if path == "anthropic":
         refs = [{"type": "tool_reference", "tool_name": "shopping_track_order"}]
-        assert answer == {"type": "tool_result", "tool_use_id": "call_1", "content": refs}
-        use = {"type": "tool_use", "id": "call_1", "name": "load_tools", "input": {}}
-        turn = [{"role": "assistant", "content": [use]}, {"role": "user", "content": [answer]}]
-        validate(path, {**after, "messages": after["messages"] + turn})
+        result = {"type": "tool_result", "tool_use_id": "call_1", "content": refs}
+        assert after["messages"][-1] == {"role": "user", "content": [result]}
     else:
+        answer = after["input"][-1]
         assert answer["type"] == "tool_search_output" and answer["call_id"] == "call_1"
         assert [t["name"] for t in answer["tools"]] == ["shopping_track_order"]
-        validate(path, {**after, "input": after["input"] + [answer]})
     assert canonical_json(after["tools"]) == canonical_json(first["tools"])  # a load keeps it
+
+
+@pytest.mark.parametrize("path", ["anthropic", "responses"])
+def test_a_bridged_session_rewrites_the_models_native_loads(tmp_path: Path, path: str) -> None:
+    """Refused after the model loaded natively: the resent request lists the loaded tool in the
+    bridge's note and holds no search item or tool reference the provider would refuse."""
+    with trinket_on(tmp_path, path) as trinket:
+        two_turns(trinket)
+        history = model_loads(trinket, path)
+        trinket.degrade_reveal("s", "400 tool search is not supported")
+        bridged = trinket.prepare("s", history).request(history)
+    validate(path, bridged)
+    conversation = json.dumps(bridged[CONVERSATION[path]])
+    assert "tool_reference" not in conversation and "tool_search" not in conversation
+    assert "Tools now available" in conversation and "shopping_track_order(" in conversation
 
 
 def refusal(path: str) -> Exception:
@@ -219,11 +241,7 @@ def test_a_refused_deferral_degrades_to_the_bridge_without_failing_the_turn(
             raise refusal(path)
         return "ok"
 
-    history = [
-        {"role": "user", "content": FIRST},
-        {"role": "assistant", "content": "Sunny."},
-        {"role": "user", "content": LATER},
-    ]
+    history = list(HISTORY)
     with trinket_on(tmp_path, path) as trinket:
         two_turns(trinket)
         with caplog.at_level(logging.WARNING, logger="tooltray"):
