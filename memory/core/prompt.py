@@ -19,7 +19,7 @@ from tooltray.memory.core.menu import bundle_menu as bundle_menu  # re-exported 
 from tooltray.memory.core.requests import anthropic_messages, responses_input, unsearched
 from tooltray.memory.core.reveal import weave
 from tooltray.memory.metatools.specs import LOAD_TOOLS
-from tooltray.tools.deferred import render_revealing
+from tooltray.tools.deferred import DEFERRED_PATHS, render_revealing
 from tooltray.tools.render import NATIVE_PATHS as NATIVE_PATHS  # re-exported for the trinket
 from tooltray.tools.render import canonical_json, render_native, render_text
 from tooltray.tools.spec import Bundle, ToolSpec
@@ -109,18 +109,23 @@ class PromptView:
         Anthropic gets ``system`` + ``messages``, Responses ``instructions`` + ``input``, Chat
         Completions and the text path ``messages``; ``tools`` when there are any.
         """
-        theirs, rest = _split(weave(history, dict(self.notes)))
-        system, reveals = self.system_text(theirs), dict(self.reveals)
-        if not self.deferring:  # bridged: the provider's own load answers become notes
-            rest = unsearched(rest, {s.name: s for s in self.revealed})
-        if self.path == "anthropic":
-            body = {"system": system, "messages": anthropic_messages(rest, reveals)}
-        elif self.path == "responses":
-            body = {"instructions": system, "input": responses_input(rest, reveals)}
+        if self.path in DEFERRED_PATHS:
+            body = self._conversation(history)
         else:
             body = {"messages": self.messages(history)}
-        tools = self.tools()
-        return {k: v for k, v in {**body, "tools": tools}.items() if v}
+        return {k: v for k, v in {**body, "tools": self.tools()}.items() if v}
+
+    def _conversation(self, history: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        """Anthropic's or Responses' system text and conversation: reveals as the provider's own
+        search exchange while it defers tools, else as notes, with the model's earlier native
+        loads rewritten for the bridge (:func:`.requests.unsearched`)."""
+        theirs, rest = _split(weave(history, dict(self.notes)))
+        if not self.deferring:
+            rest = unsearched(rest, {s.name: s for s in self.revealed})
+        system, reveals = self.system_text(theirs), dict(self.reveals)
+        if self.path == "anthropic":
+            return {"system": system, "messages": anthropic_messages(rest, reveals)}
+        return {"instructions": system, "input": responses_input(rest, reveals)}
 
     def messages(self, history: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         """Chat messages: one system message, then the conversation as given.
