@@ -201,21 +201,23 @@ def unsearched(history: Sequence[Message], listed: Mapping[str, ToolSpec]) -> li
 def _unsearched(message: Message, listed: Mapping[str, ToolSpec]) -> Message:
     kind, content = message.get("type"), message.get("content")
     if kind == "tool_search_call":
-        arguments = canonical_json(message.get("arguments") or {})
-        function = {"name": LOAD_TOOLS, "arguments": arguments}
-        call = {"id": str(message.get("call_id")), "type": "function", "function": function}
-        return {"role": "assistant", "content": "", "tool_calls": [call]}
+        return _as_load_call(message)
     if kind == "tool_search_output":
         names = _output_names(message.get("tools") or [])
-        return {
-            "role": "tool",
-            "tool_call_id": str(message.get("call_id")),
-            "content": _listing(names, listed),
-        }
+        call_id = str(message.get("call_id"))
+        return {"role": "tool", "tool_call_id": call_id, "content": _listing(names, listed)}
     if message.get("role") == "tool" and isinstance(content, list) and any(map(_is_ref, content)):
         names = [str(part.get("tool_name")) for part in content if _is_ref(part)]
         return {**message, "content": _listing(names, listed)}
     return message
+
+
+def _as_load_call(search: Message) -> Message:
+    """A model's ``tool_search_call`` as the ``load_tools`` call it was (the bridge's form)."""
+    arguments = canonical_json(search.get("arguments") or {})
+    function = {"name": LOAD_TOOLS, "arguments": arguments}
+    call = {"id": str(search.get("call_id")), "type": "function", "function": function}
+    return {"role": "assistant", "content": "", "tool_calls": [call]}
 
 
 def _is_ref(part: Any) -> bool:
