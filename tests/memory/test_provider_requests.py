@@ -126,6 +126,7 @@ def test_revealed_tools_appear_only_after_the_history(session: tuple[str, Any, A
     if path in ("anthropic", "responses"):
         assert revealed <= names_in(tools, deferred=True)  # declared deferred from turn 1 on
         assert CALL_TOOL not in names_in(tools, deferred=False)  # no bridge where it defers
+        assert "read_result" in names_in(tools, deferred=False)  # so read_result is shown
     else:
         assert CALL_TOOL in names_in(tools, deferred=False) or path == "text"
     tail = second[CONVERSATION[path]][len(first[CONVERSATION[path]]) :]
