@@ -9,7 +9,9 @@ answers a ``tool_search_call`` with a ``tool_search_output`` item carrying the d
 Here the selection at session start is rendered in full, every other allowed tool deferred, and
 tooltray's retriever is the client-side search. The list does not change when tools are found,
 so a load never changes the request prefix. This is an extra render option: the paths of
-:mod:`tooltray.tools.render` (and their golden bytes) are untouched.
+:mod:`tooltray.tools.render` (and their golden bytes) are untouched. The trinket's own reveal
+by appending renders through :func:`render_revealing` (its ``load_tools`` is the search) and
+answers with :func:`search_answer`, so each provider's deferral format has this one owner.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ SEARCH_TOOL = ToolSpec(
     },
     source="tooltray",
 )
+NOTHING_FOUND = "No matching tools; describe the task again."
 
 
 def check_deferred_path(path: str) -> str:
@@ -61,18 +64,48 @@ def render_deferred(
     """
     if check_deferred_path(path) == "anthropic":
         head = [anthropic_tool(s) for s in loaded] + [anthropic_tool(SEARCH_TOOL)]
-        return head + [{**anthropic_tool(s), "defer_loading": True} for s in deferred]
-    head = [openai_responses_tool(s) for s in loaded] + [responses_search_tool()]
-    return head + namespaces(deferred, bundles)
+    else:
+        head = [openai_responses_tool(s) for s in loaded] + [responses_search_tool()]
+    return head + deferred_entries(path, deferred, bundles)
 
 
-def responses_search_tool() -> dict[str, Any]:
-    """The Responses API's client-executed ``tool_search`` tool."""
+def render_revealing(
+    path: str,
+    shown: Sequence[ToolSpec],
+    deferred: Sequence[ToolSpec],
+    bundles: Sequence[Bundle] = (),
+    search: str = "",
+) -> list[dict[str, Any]]:
+    """``tools=`` when tooltray reveals by appending on a deferring provider: ``shown`` in full
+    (the tool named ``search``, tooltray's ``load_tools``, becomes the Responses client-executed
+    ``tool_search``, since only its answer can load a deferred tool there), then ``deferred``.
+    """
+    if check_deferred_path(path) == "anthropic":
+        head = [anthropic_tool(s) for s in shown]
+    else:
+        head = [
+            responses_search_tool(s) if s.name == search else openai_responses_tool(s)
+            for s in shown
+        ]
+    return head + deferred_entries(path, deferred, bundles)
+
+
+def deferred_entries(
+    path: str, deferred: Sequence[ToolSpec], bundles: Sequence[Bundle] = ()
+) -> list[dict[str, Any]]:
+    """The deferred part of ``tools=``: ``defer_loading`` tools (Anthropic) or namespaces."""
+    if check_deferred_path(path) == "anthropic":
+        return [{**anthropic_tool(s), "defer_loading": True} for s in deferred]
+    return namespaces(deferred, bundles)
+
+
+def responses_search_tool(spec: ToolSpec = SEARCH_TOOL) -> dict[str, Any]:
+    """The Responses API's client-executed ``tool_search`` tool, described as ``spec``."""
     return {
         "type": "tool_search",
         "execution": "client",
-        "description": SEARCH_TOOL.description,
-        "parameters": SEARCH_TOOL.parameters,
+        "description": spec.description,
+        "parameters": spec.parameters,
     }
 
 
@@ -96,11 +129,16 @@ def namespaces(deferred: Sequence[ToolSpec], bundles: Sequence[Bundle]) -> list[
     return out
 
 
-def search_answer(path: str, call_id: str, found: Sequence[ToolSpec]) -> dict[str, Any]:
-    """The client-side search's answer: ``tool_reference`` blocks or a ``tool_search_output``."""
+def search_answer(
+    path: str, call_id: str, found: Sequence[ToolSpec], text: str = ""
+) -> dict[str, Any]:
+    """The client-side search's answer: ``tool_reference`` blocks or a ``tool_search_output``.
+
+    ``text`` answers an Anthropic search that found nothing (the default asks for another try).
+    """
     if check_deferred_path(path) == "anthropic":
-        refs = [{"type": "tool_reference", "tool_name": s.name} for s in found]
-        content = refs or [{"type": "text", "text": "No matching tools; describe the task again."}]
+        refs = tool_references([s.name for s in found])
+        content = refs or [{"type": "text", "text": text or NOTHING_FOUND}]
         return {"type": "tool_result", "tool_use_id": call_id, "content": content}
     return {
         "type": "tool_search_output",
@@ -108,4 +146,20 @@ def search_answer(path: str, call_id: str, found: Sequence[ToolSpec]) -> dict[st
         "execution": "client",
         "status": "completed",
         "tools": [openai_responses_tool(s) for s in found],
+    }
+
+
+def tool_references(names: Sequence[str]) -> list[dict[str, Any]]:
+    """Anthropic ``tool_reference`` blocks: in a ``tool_result`` they expand deferred tools."""
+    return [{"type": "tool_reference", "tool_name": name} for name in names]
+
+
+def search_call(call_id: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """A completed client ``tool_search_call`` item (Responses), as the model would send it."""
+    return {
+        "type": "tool_search_call",
+        "call_id": call_id,
+        "execution": "client",
+        "status": "completed",
+        "arguments": arguments,
     }

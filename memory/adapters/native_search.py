@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from tooltray.memory.adapters.common import run_meta, user_messages
+from tooltray.memory.core.requests import added_specs
 from tooltray.memory.metatools.specs import LOAD_TOOLS, READ_RESULT
 from tooltray.tools.deferred import check_deferred_path, render_deferred, search_answer
 from tooltray.tools.spec import ToolSpec
@@ -54,6 +55,5 @@ class NativeDeferral:
         """Answer a search call with the tools tooltray's retriever loads for ``query``."""
         before = set(self.trinket.loaded(self.session_id))
         run_meta(self.trinket, self.session_id, LOAD_TOOLS, {"query": query})
-        added = [n for n in self.trinket.loaded(self.session_id) if n not in before]
-        found = [s for s in map(self.trinket.registry.get, added) if s is not None]
+        found = added_specs(self.trinket, self.session_id, before)
         return search_answer(self.path, call_id, found)

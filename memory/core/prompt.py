@@ -16,10 +16,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tooltray.memory.core.menu import bundle_menu as bundle_menu  # re-exported for callers
+from tooltray.memory.core.requests import anthropic_messages, responses_input, unsearched
 from tooltray.memory.core.reveal import weave
+from tooltray.memory.metatools.specs import LOAD_TOOLS
+from tooltray.tools.deferred import DEFERRED_PATHS, render_revealing
 from tooltray.tools.render import NATIVE_PATHS as NATIVE_PATHS  # re-exported for the trinket
 from tooltray.tools.render import canonical_json, render_native, render_text
-from tooltray.tools.spec import ToolSpec
+from tooltray.tools.spec import Bundle, ToolSpec
 from tooltray.tools.tokens import count_tokens
 
 TEXT_CALL_HINT = (
@@ -62,6 +65,13 @@ class PromptView:
             "append"``): callable, listed at the end of the context, never in ``tools=``.
         notes: ``(user turn, text)``: what :meth:`messages` puts before that turn's user message
             (tooltray's own reveals; a model's ``load_tools`` answer lists its own).
+        deferring: the provider defers tools (Anthropic, Responses, ``reveal = "append"``):
+            ``tools=`` also declares ``deferred``, reveals are the provider's search answers and
+            there is neither ``call_tool`` bridge nor note.
+        deferred: every other allowed tool, in catalog order, declared deferred in ``tools=``.
+        bundles: the bundles the Responses namespaces of ``deferred`` are named after.
+        reveals: ``(user turn, tools)``: tooltray's own reveals, which :meth:`request` lays
+            out as a synthetic search exchange before that turn's user message (``deferring``).
     """
 
     session_id: str
@@ -78,13 +88,44 @@ class PromptView:
     tool_block: str = ""
     revealed: tuple[ToolSpec, ...] = field(default=())
     notes: tuple[tuple[int, str], ...] = field(default=())
+    deferring: bool = False
+    deferred: tuple[ToolSpec, ...] = field(default=())
+    bundles: tuple[Bundle, ...] = field(default=())
+    reveals: tuple[tuple[int, tuple[ToolSpec, ...]], ...] = field(default=())
 
     def tools(self, path: str | None = None) -> list[dict[str, Any]]:
         """The ``tools=`` list for ``path`` (default: the view's own native path)."""
         chosen = path or self.path
         if chosen == "text":
             return []
+        if self.deferring and chosen == self.path:
+            return render_revealing(chosen, self.specs, self.deferred, self.bundles, LOAD_TOOLS)
         return render_native(chosen, self.specs)
+
+    def request(self, history: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        """The request body's tool and conversation fields for the view's path, ready for
+        ``chat.completions.create``, ``responses.create`` or ``messages.create`` (add the model).
+
+        Anthropic gets ``system`` + ``messages``, Responses ``instructions`` + ``input``, Chat
+        Completions and the text path ``messages``; ``tools`` when there are any.
+        """
+        if self.path in DEFERRED_PATHS:
+            body = self._conversation(history)
+        else:
+            body = {"messages": self.messages(history)}
+        return {k: v for k, v in {**body, "tools": self.tools()}.items() if v}
+
+    def _conversation(self, history: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        """Anthropic's or Responses' system text and conversation: reveals as the provider's own
+        search exchange while it defers tools, else as notes, with the model's earlier native
+        loads rewritten for the bridge (:func:`.requests.unsearched`)."""
+        theirs, rest = _split(weave(history, dict(self.notes)))
+        if not self.deferring:
+            rest = unsearched(rest, {s.name: s for s in self.revealed})
+        system, reveals = self.system_text(theirs), dict(self.reveals)
+        if self.path == "anthropic":
+            return {"system": system, "messages": anthropic_messages(rest, reveals)}
+        return {"instructions": system, "input": responses_input(rest, reveals)}
 
     def messages(self, history: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         """Chat messages: one system message, then the conversation as given.
@@ -95,12 +136,8 @@ class PromptView:
         moving them to the front would change the start of the prompt and re-prefill it all.
         Revealed tools' notes go before their turn's user message (:func:`.reveal.weave`).
         """
-        history = weave(history, dict(self.notes))
-        lead = 0
-        while lead < len(history) and history[lead].get("role") == "system":
-            lead += 1
-        theirs = [_content_text(m.get("content")) for m in history[:lead]]
-        return [{"role": "system", "content": self.system_text(theirs)}, *history[lead:]]
+        theirs, rest = _split(weave(history, dict(self.notes)))
+        return [{"role": "system", "content": self.system_text(theirs)}, *rest]
 
     def system_text(self, theirs: Sequence[str] = ()) -> str:
         """The system message: the stable prefix with the caller's ``theirs`` before the block."""
@@ -109,6 +146,19 @@ class PromptView:
             return self.system_prefix
         head = self.system_prefix[: len(self.system_prefix) - len(self.tool_block)].strip()
         return "\n\n".join(p for p in (head, own, self.tool_block) if p)
+
+
+def _split(history: Sequence[dict[str, Any]]) -> tuple[list[str], list[dict[str, Any]]]:
+    """The caller's leading system messages' texts, and the conversation after them."""
+    lead = 0
+    while lead < len(history) and history[lead].get("role") == "system":
+        lead += 1
+    return [_content_text(m.get("content")) for m in history[:lead]], list(history[lead:])
+
+
+def prefix_digest(prefix: str, tools_json: str) -> str:
+    """sha256 of the system prefix and the ``tools=`` bytes: a change means a cache miss."""
+    return hashlib.sha256((prefix + "\x00" + tools_json).encode("utf-8")).hexdigest()
 
 
 def _content_text(content: Any) -> str:
@@ -144,7 +194,7 @@ def compose(
         parts.append(block)
     prefix = "\n\n".join(parts)
     tools_json = canonical_json(render_native(path, specs)) if native else ""
-    digest = hashlib.sha256((prefix + "\x00" + tools_json).encode("utf-8")).hexdigest()
+    digest = prefix_digest(prefix, tools_json)
     tokens = count_tokens(tools_json if native else block).n
     return PromptView(
         session_id=session_id,

@@ -9,6 +9,11 @@ is listed in a note woven before that turn's user message, in every later reques
 the model loads is listed in the ``load_tools`` answer, which the conversation keeps. Natively
 the model calls a revealed tool through the ``call_tool`` bridge (it is not in ``tools=``); on
 the text path it calls it like any listed tool.
+
+Providers that defer tools natively (Anthropic ``defer_loading``, OpenAI Responses namespaces)
+need neither note nor bridge: every allowed tool outside the prefix is declared deferred in
+``tools=`` and a reveal is the provider's own search answer (:mod:`.requests`), until the
+provider refuses deferral for a session (it is then ``bridged``, see :func:`defers`).
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tooltray.tools.deferred import DEFERRED_PATHS
 from tooltray.tools.render import render_text
 from tooltray.tools.spec import ToolSpec
 
@@ -36,6 +42,12 @@ def split_loaded(
         return list(loaded), []
     inside = set(prefix)
     return list(prefix), [n for n in loaded if n not in inside]
+
+
+def defers(path: str, reveal: str, meta: Mapping[str, object]) -> bool:
+    """Whether a session reveals the provider's way: ``reveal = "append"`` on a path that defers
+    tools, unless the provider refused deferral for this session (meta ``bridged``)."""
+    return reveal == "append" and path in DEFERRED_PATHS and not meta.get("bridged")
 
 
 def note(specs: Sequence[ToolSpec], native: bool) -> str:

@@ -33,7 +33,7 @@ from tooltray.memory.core.lifecycle import evict, expire_fallback
 from tooltray.memory.core.planner import Plan, Planner
 from tooltray.memory.core.prompt import PromptView
 from tooltray.memory.core.results import ResultShelf
-from tooltray.memory.core.reveal import note, stored_reveals
+from tooltray.memory.core.reveal import defers, note, stored_reveals
 from tooltray.memory.core.session import (
     SessionState,
     ViewMode,
@@ -270,6 +270,18 @@ class ToolLoaderTrinket:
             self.journal.commit(state, out.changes)
             self.journal.after(lambda: announce(state, out, escape))
             return out.text + self._reveal_note(state, out.added), False
+
+    def degrade_reveal(self, session_id: str, reason: str) -> None:
+        """The provider refused deferred tools (a 400 on an unsupported model or beta): reveal
+        this session's tools through notes and the ``call_tool`` bridge from now on, so the turn
+        is sent again rather than failed. Logged once and recorded as a ``degraded`` event."""
+        with self._lock, self.journal.call():
+            state = self._state(session_id)
+            if not self._defers(state):
+                return
+            log.warning("tooltray session %s: deferred tools refused, using call_tool", session_id)
+            event = self._event(state, "degraded", None, f"reveal: {reason}"[:500])
+            self.journal.commit(state, Changes(meta={"bridged": True}, events=[event]))
 
     def refuse(self, session_id: str, tool: str, reason: str) -> None:
         """Record that a call to ``tool`` was refused (not allowed, unknown, bad arguments)."""
@@ -514,12 +526,16 @@ class ToolLoaderTrinket:
         """What a ``load_tools`` answer appends with ``reveal = "append"``: the loaded tools'
         listing, since they are not in ``tools=`` (the conversation keeps the answer)."""
         prefix = state.snapshot.meta.get("prefix")
-        if self.settings.reveal != "append" or prefix is None or not added:
+        if self.settings.reveal != "append" or prefix is None or not added or self._defers(state):
             return ""
         names = [n for n in added if n not in set(prefix)]
         specs = [s for s in map(self.registry.get, names) if s is not None]
         shown = note(self.planner.shown(specs), self.settings.path != "text")
         return "\n" + shown if shown else ""
+
+    def _defers(self, state: SessionState) -> bool:
+        """Whether the provider reveals this session's tools (its search answer, no note)."""
+        return defers(self.settings.path, self.settings.reveal, state.snapshot.meta)
 
     def _fold(self, state: SessionState) -> SessionMeta:
         """At a boundary after the first selection: the loaded set becomes the prefix."""

@@ -13,12 +13,13 @@ from tooltray.events import payloads as p
 from tooltray.events import signals as sig
 from tooltray.memory.config import Settings
 from tooltray.memory.core.planner import Planner
-from tooltray.memory.core.prompt import NATIVE_PATHS, PromptView, compose
-from tooltray.memory.core.reveal import note, split_loaded, stored_reveals
+from tooltray.memory.core.prompt import NATIVE_PATHS, PromptView, compose, prefix_digest
+from tooltray.memory.core.reveal import defers, note, split_loaded, stored_reveals
 from tooltray.memory.core.session import SessionState, ViewMode
-from tooltray.memory.metatools.specs import shown_meta_specs
+from tooltray.memory.metatools.specs import UNLOAD_TOOLS, meta_tool_specs, shown_meta_specs
 from tooltray.memory.store.records import TurnRecord
 from tooltray.tools.registry import ToolRegistry
+from tooltray.tools.render import canonical_json
 from tooltray.tools.spec import ToolSpec
 
 
@@ -47,15 +48,17 @@ def selected_view(
     state: SessionState, settings: Settings, registry: ToolRegistry, planner: Planner
 ) -> PromptView:
     """The session's prefix tools in ``tools=`` order, led by the meta-tools on native paths,
-    and (``reveal = "append"``) the tools revealed since the last boundary, after it."""
+    and (``reveal = "append"``) the tools revealed since the last boundary, after it: natively
+    deferred where the provider defers tools, else through notes and the ``call_tool`` bridge."""
     meta = state.snapshot.meta
     stored = meta.get("prefix") if settings.reveal == "append" else None
     prefix_names, revealed_names = split_loaded(state.loaded_names(), stored)
     specs = planner.shown(_allowed(registry, prefix_names))
     choosing = state.selection_mode != "all"
     native = settings.path in NATIVE_PATHS
+    deferring = defers(settings.path, settings.reveal, meta)
     if choosing and native:
-        specs = shown_meta_specs(settings.reveal) + specs
+        specs = _meta(settings.reveal, deferring) + specs
     view = compose(
         session_id=state.session_id,
         turn=state.turn,
@@ -67,10 +70,40 @@ def selected_view(
         eager_tokens=planner.eager_tokens(),
     )
     revealed = _allowed(registry, revealed_names)
-    reveals = stored_reveals(meta.get("reveals")) if stored is not None else []
-    notes = _notes(reveals, registry, planner, native)
     loaded = view.loaded + tuple(s.name for s in revealed)
-    return replace(view, revealed=tuple(revealed), notes=notes, loaded=loaded)
+    view = replace(view, revealed=tuple(revealed), loaded=loaded)
+    reveals = _by_turn(stored_reveals(meta.get("reveals")) if stored is not None else [])
+    if deferring:
+        return _deferring(view, registry, reveals)
+    return replace(view, notes=_notes(reveals, registry, planner, native))
+
+
+def _meta(reveal: str, deferring: bool) -> list[ToolSpec]:
+    """The meta-tools ``tools=`` leads with. Where the provider defers tools there is no
+    ``call_tool`` bridge (the provider makes revealed tools callable), so ``read_result`` is
+    shown itself; ``unload_tools`` stays out, as anywhere reveals are appended."""
+    if not deferring:
+        return shown_meta_specs(reveal)
+    return [s for s in meta_tool_specs() if s.name != UNLOAD_TOOLS]
+
+
+def _deferring(
+    view: PromptView, registry: ToolRegistry, reveals: dict[int, list[str]]
+) -> PromptView:
+    """``view`` for a provider that defers tools: every allowed tool outside its full part is
+    declared deferred in catalog order, so ``tools=`` changes only at boundaries, and each
+    turn's reveals are kept as tools for the provider's own search answer."""
+    shown = {s.name for s in view.specs}
+    view = replace(
+        view,
+        deferring=True,
+        deferred=tuple(s for s in registry.allowed() if s.name not in shown),
+        bundles=tuple(registry.bundles()),
+        reveals=tuple((t, tuple(_allowed(registry, n))) for t, n in reveals.items()),
+    )
+    return replace(
+        view, prefix_hash=prefix_digest(view.system_prefix, canonical_json(view.tools()))
+    )
 
 
 def _allowed(registry: ToolRegistry, names: Sequence[str]) -> list[ToolSpec]:
@@ -78,19 +111,21 @@ def _allowed(registry: ToolRegistry, names: Sequence[str]) -> list[ToolSpec]:
     return [s for s in specs if registry.is_allowed(s.name)]
 
 
-def _notes(
-    reveals: Sequence[tuple[int, list[str]]],
-    registry: ToolRegistry,
-    planner: Planner,
-    native: bool,
-) -> tuple[tuple[int, str], ...]:
-    """Each stored reveal's note, keyed by its user turn (a turn's reveals share one note)."""
+def _by_turn(reveals: Sequence[tuple[int, list[str]]]) -> dict[int, list[str]]:
+    """The stored reveals' names per user turn, each once (a turn's reveals share one note)."""
     by_turn: dict[int, list[str]] = {}
     for turn, names in reveals:
         by_turn.setdefault(turn, []).extend(names)
+    return {turn: list(dict.fromkeys(names)) for turn, names in by_turn.items()}
+
+
+def _notes(
+    reveals: dict[int, list[str]], registry: ToolRegistry, planner: Planner, native: bool
+) -> tuple[tuple[int, str], ...]:
+    """Each turn's reveal note, keyed by its user turn."""
     out = []
-    for turn, names in by_turn.items():
-        text = note(planner.shown(_allowed(registry, list(dict.fromkeys(names)))), native)
+    for turn, names in reveals.items():
+        text = note(planner.shown(_allowed(registry, names)), native)
         if text:
             out.append((turn, text))
     return tuple(out)

@@ -50,6 +50,8 @@ class SessionMeta(TypedDict, total=False):
         reveals: tooltray's own reveals since that boundary, ``[user turn, [names]]`` each: woven
             before that turn's user message in every later request, so they stay byte-stable
             and come back after a restart.
+        bridged: the provider refused deferred tools for this session (a 400 on an unsupported
+            model or beta): its reveals go through the ``call_tool`` bridge from then on.
     """
 
     selected: bool
@@ -58,6 +60,7 @@ class SessionMeta(TypedDict, total=False):
     learned: int
     prefix: list[str]
     reveals: list[list[Any]]
+    bridged: bool
 
 
 def as_meta(stored: object) -> SessionMeta:
