@@ -26,6 +26,7 @@ from typing import Any
 from pricing import CALL_OUTPUT_TOKENS, Call, Segment
 
 from tooltray.memory.core.prompt import PromptView
+from tooltray.memory.core.reveal import weave
 from tooltray.tools.render import NATIVE_PATHS, render_one
 from tooltray.tools.spec import ToolSpec
 from tooltray.tools.tokens import count_tokens
@@ -69,6 +70,14 @@ def view_prefix(view: PromptView) -> list[Segment]:
     return tools + system_segments(view.system_prefix, view.tool_block)
 
 
+def woven(note: str, text: str) -> str:
+    """A user message's text with ``note`` before it, by the library's own ``weave`` (so the
+    priced bytes are those ``PromptView.messages`` sends)."""
+    if not note:
+        return text
+    return str(weave([{"role": "user", "content": text}], {1: note})[0]["content"])
+
+
 def as_segments(raw: Sequence[Sequence[Any]]) -> tuple[Segment, ...]:
     """Segments back from their JSON form (``[[key, tokens], ...]``)."""
     return tuple(Segment(str(k), int(t)) for k, t in raw)
@@ -87,15 +96,18 @@ class Transcript:
     calls: list[Call] = field(default_factory=list)
     seen_users: int = 0
 
-    def users(self, texts: Sequence[str]) -> None:
+    def users(self, texts: Sequence[str], note: str = "") -> None:
         """The user messages of a turn not yet in the transcript (``texts``: all of them so far).
 
         Earlier messages without calls (turn gaps) are followed by a placeholder answer, as the
-        replay's own messages are (``corpora.messages_for``).
+        replay's own messages are (``corpora.messages_for``). ``note`` (a reveal note, ``reveal
+        = "append"``) joins the turn's own message, the last one, as the trinket weaves it: its
+        tokens are new once, then cached with the message in every later call.
         """
         new = list(texts[self.seen_users :])
         for i, text in enumerate(new):
-            self.messages.append(segment(f"user: {text}"))
+            own = note if i == len(new) - 1 else ""
+            self.messages.append(segment(f"user: {woven(own, text)}"))
             if i < len(new) - 1:
                 self.messages.append(segment(f"assistant: {PLACEHOLDER_ANSWER}"))
         self.seen_users = len(texts)

@@ -7,7 +7,9 @@ final call for the answer. What differs is the prefix each call sends and the ex
 
 - **tooltray**: the prefix the trinket rendered for each call (meta-tools and loaded tools, the
   system text with the bundle menu), and one more call per escape (``load_tools``,
-  ``fallback``) with the meta-tool's answer as its result;
+  ``fallback``) with the meta-tool's answer as its result; with ``reveal = "append"`` the
+  tools a later turn reveals are in a note woven before that turn's user message, not in the
+  prefix, so they are new once and cached from then on;
 - **eager**: every allowed tool and the instructions, never changing;
 - **oracle**: the session's own gold tools (every turn's, in first-use order) from its first
   call, never changing;
@@ -35,7 +37,7 @@ from layout import Transcript, as_segments, segment, system_segments, tool_segme
 from pricing import PROFILES, Segment, price_session
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import FunctionToolset
-from pydantic_ai.toolsets._tool_search import (
+from pydantic_ai.toolsets._tool_search import (  # type: ignore[attr-defined]
     _DEFAULT_TOOL_DESCRIPTION,
     _NO_MATCHES_MESSAGE,
     _SEARCH_TOOL_SCHEMA,
@@ -96,11 +98,15 @@ def play_fixed(conv: Conversation, fixed: Sequence[Segment]) -> Played:
     return Played(t)
 
 
-def play_tooltray(conv: Conversation, calls: Sequence[Sequence[Sequence[Any]]]) -> Played:
-    """tooltray's replayed calls (``session.TurnResult.calls``: kind, detail, prefix)."""
+def play_tooltray(
+    conv: Conversation, calls: Sequence[Sequence[Sequence[Any]]], notes: Sequence[str] = ()
+) -> Played:
+    """tooltray's replayed calls (``session.TurnResult.calls``: kind, detail, prefix), and
+    per turn the reveal note woven before its user message (``TurnResult.note``; none: "")."""
     t = Transcript()
-    for turn, turn_calls in zip(conv.turns, calls, strict=True):
-        t.users(_users(turn))
+    woven = list(notes) or [""] * len(conv.turns)
+    for turn, turn_calls, note in zip(conv.turns, calls, woven, strict=True):
+        t.users(_users(turn), note)
         for kind, detail, raw in turn_calls:
             t.call(as_segments(raw), kind, _answer(t, kind, str(detail)))
     return Played(t)
@@ -178,14 +184,16 @@ def play_all(
     path: str,
     instructions: str,
     calls: Sequence[Sequence[Sequence[Any]]],
+    notes: Sequence[str] = (),
 ) -> dict[str, Played]:
-    """Every approach on one conversation (``calls``: tooltray's replayed calls)."""
+    """Every approach on one conversation (``calls``, ``notes``: tooltray's replayed calls and
+    reveal notes, one per turn)."""
     allowed = registry.allowed()
     catalog = {s.name: s for s in allowed}
     gold = list(dict.fromkeys(g for turn in conv.turns for g in turn.gold if g in catalog))
     search = prefix(path, instructions, [SEARCH_SPEC])
     return {
-        "tooltray": play_tooltray(conv, calls),
+        "tooltray": play_tooltray(conv, calls, notes),
         "eager": play_fixed(conv, prefix(path, instructions, allowed)),
         "oracle": play_fixed(conv, prefix(path, instructions, [catalog[g] for g in gold])),
         "perfect_search": play_search(conv, search, perfect, catalog, path),

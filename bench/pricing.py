@@ -109,7 +109,7 @@ def price_call(before: Sequence[Segment], call: Call, profile: Profile) -> Price
 
 def price_session(calls: Iterable[Call], profile: Profile) -> Priced:
     """A whole session: every call against the one before it; the first pays for everything."""
-    total, before = NOTHING, ()
+    total, before = NOTHING, tuple[Segment, ...]()
     for call in calls:
         total = total + price_call(before, call, profile)
         before = call.prompt

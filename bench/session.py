@@ -1,7 +1,8 @@
 """Suite ``session``: replay multi-turn corpora through the real trinket, store and embedder.
 
 ``python bench/run.py session [--data DIR] [--corpus NAME ...] [--past DIR] [--past-split]
-[--online] [--quick]``. Any corpus in the shared format (:mod:`corpora`) replays, turn by turn:
+[--online] [--quick] [--reveal append|prefix]``. Any corpus in the shared format (:mod:`corpora`)
+replays, turn by turn:
 
 1. ``view = trinket.prepare(session, messages)`` (the turn's earlier user messages with assistant
    placeholders, then its own): *first-pass recall* = every gold tool is in the view;
@@ -12,7 +13,9 @@
    emits ``tool-used``, ``turn-completed`` closes the turn, and the agent prepares again after
    every call (a real loop calls ``prepare`` before every model request);
 3. tool tokens of the turn's first view (plus the bundle menu) against eager, and the prefix hash
-   at the turn's start and at every prepare (mid-turn changes).
+   at the turn's start and at every prepare (mid-turn changes);
+4. every model call's prefix (``layout.view_prefix``) and, with ``reveal = "append"``, the note
+   the turn-start view weaves before the turn's user message, for the session cost (``peers``).
 
 History: ``none`` replays every conversation on a fresh copy of a store that holds only the
 catalog's embeddings; ``past-split`` measures each fold of conversations on a store holding the
@@ -99,6 +102,7 @@ class TurnResult:
     prefixes: list[str] = field(default_factory=list)
     escape_kinds: list[str] = field(default_factory=list)
     calls: list[list[Any]] = field(default_factory=list)
+    note: str = ""
 
 
 # ----- one turn ------------------------------------------------------------------------------
@@ -146,7 +150,7 @@ def run_turn(
     view = trinket.prepare(session_id, messages)
     start = view
     prefixes = [view.prefix_hash]
-    escapes, not_callable, tried, kinds = 0, [], set(), []
+    escapes, not_callable, tried, kinds = 0, [], set[str](), []
     calls: list[list[Any]] = []
     for tool in gold:
         while tool not in view.loaded and "fallback" not in tried:
@@ -180,7 +184,15 @@ def run_turn(
         prefixes=prefixes,
         escape_kinds=kinds,
         calls=calls,
+        note=turn_note(start),
     )
+
+
+def turn_note(view: PromptView) -> str:
+    """The reveal note ``view.messages`` weaves before the view's own turn's user message ("" if
+    none): the tools this turn's growth revealed, priced where they are appended."""
+    notes: dict[int, str] = dict(view.notes)
+    return notes.get(view.turn, "")
 
 
 ORACLE: dict[str, Any] = {}  # bench-only: ``--oracle`` sets "signals" per measured fold
@@ -445,6 +457,7 @@ def metrics(results: Sequence[TurnResult], menu_tokens: int = 0) -> dict[str, An
         "prefix_changes_per_session": _mean(changes),
         "prefix_changes_max": max(changes, default=0),
         "prefix_changes_incl_midturn_per_session": _mean(midturn_changes(results)),
+        "reveal_notes": sum(bool(r.note) for r in results),
     }
 
 
@@ -464,7 +477,8 @@ def verdict(m: dict[str, Any]) -> dict[str, bool]:
 def history_recall(url: str) -> dict[str, Any]:
     """``tooltray eval recall``'s reading of the stored history (cross-check)."""
     with Store(url) as store:
-        return evaluate_store(store).summary()
+        summary: dict[str, Any] = evaluate_store(store).summary()
+        return summary
 
 
 def diff(a: Sequence[TurnResult], b: Sequence[TurnResult]) -> list[str]:
@@ -487,7 +501,7 @@ def base_settings(path: str, **extra: Any) -> dict[str, Any]:
     """The settings every replay uses (defaults made explicit, plus the path and overrides)."""
     defaults = Settings(db="sqlite://")
     keys = ["max_tools", "token_budget", "hard_max_tools", "idle_turns", "growth"]
-    keys += ["activation_share", "embedder"]
+    keys += ["activation_share", "embedder", "reveal", "opening"]
     out: dict[str, Any] = {k: getattr(defaults, k) for k in keys}
     out.update(path=path, context_window=CONTEXT_WINDOW, **extra)
     return out
@@ -525,7 +539,7 @@ def cost_table(title: str, rows: dict[str, dict[str, Any]]) -> Table:
     for c in cols:
         out.add_column(c, justify="left" if c in ("run", "profile") else "right")
     for name, res in rows.items():
-        m, cost = res["metrics"], res.get("cost")
+        m, cost = res["metrics"], res.get("cost") or {}
         for profile in ("price", "latency") if cost else ():
             c = cost[profile]
             out.add_row(
@@ -604,8 +618,10 @@ def session_costs(
 ) -> dict[str, Any]:
     """Every replayed session priced beside eager, the oracle and the search peers (peers.py)."""
     calls: dict[str, list[list[list[Any]]]] = {}
+    notes: dict[str, list[str]] = {}
     for r in results:
         calls.setdefault(r.conv, []).append(r.calls)
+        notes.setdefault(r.conv, []).append(r.note)
     instructions = Settings(db="sqlite://").instructions
     played = [
         peers.play_all(
@@ -614,6 +630,7 @@ def session_costs(
             stores.settings["path"],
             instructions,
             calls[c.id],
+            notes[c.id],
         )
         for c in convs
         if c.id in calls
@@ -710,6 +727,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--path", dest="paths", action="append", choices=PATHS)
     parser.add_argument("--restart", action="store_true", help="check restart equality")
     parser.add_argument(
+        "--reveal",
+        choices=("append", "prefix"),
+        default=Settings(db="sqlite://").reveal,
+        help="where tools loaded after a boundary go (default: the library's)",
+    )
+    parser.add_argument(
         "--set",
         dest="sets",
         action="append",
@@ -722,8 +745,10 @@ def run_args(data_dir: Path, out_dir: Path, opts: argparse.Namespace) -> dict[st
     """The suite with parsed flags: a table per corpus, JSON, and the learning-curve PNG."""
     opts.paths = opts.paths or list(PATHS)
     opts.overrides = {k: json.loads(v) for k, v in (s.split("=", 1) for s in opts.sets)}
+    opts.overrides.setdefault("reveal", opts.reveal)  # --set reveal=... wins
     corpora = opts.corpus or list(CORPORA)
-    out: dict[str, Any] = {"corpora": corpora, "targets": TARGETS, "runs": {}}
+    reveal = opts.overrides["reveal"]
+    out: dict[str, Any] = {"corpora": corpora, "reveal": reveal, "targets": TARGETS, "runs": {}}
     curves: dict[str, dict[str, list[float]]] = {}
     console = Console(width=200)
     with tempfile.TemporaryDirectory(prefix="tooltray-session-") as tmp:
@@ -733,7 +758,7 @@ def run_args(data_dir: Path, out_dir: Path, opts: argparse.Namespace) -> dict[st
             curves.update(c)
             measured = {k: v for k, v in runs.items() if "metrics" in v}
             console.print(table(f"session replay: {corpus}", measured))
-            console.print(cost_table(f"session cost: {corpus}", measured))
+            console.print(cost_table(f"session cost: {corpus}, reveal = {reveal}", measured))
     if curves:
         out["curves"] = curves
         plot_curves(curves, out_dir / "session_learning.png")
