@@ -57,6 +57,7 @@ from corpora import (  # noqa: E402
     messages_for,
 )
 from llm_server import LocalModel, available, break_cache  # noqa: E402
+from ttft import common_tokens  # noqa: E402
 
 from tooltray.events import ToolUsed, TurnCompleted, emit, tool_used, turn_completed  # noqa: E402
 from tooltray.memory.config import Settings  # noqa: E402
@@ -216,15 +217,6 @@ class Request:
     meets: bool | None = None  # later turns only: re-processed <= expected + SLACK_TOKENS
 
 
-def _shared(a: Sequence[int], b: Sequence[int]) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
 def _turn_note(view: PromptView, history: Sequence[Mapping[str, Any]], added: list[str]) -> str:
     """The note that reveals this turn's tools: the view's own (append), or, where growth went
     into the prefix instead (prefix mode), the note append would have shown for the same tools."""
@@ -273,7 +265,7 @@ def play(
                 reprocessed=got["reprocessed"],
                 prompt_eval_tokens=got["prompt_eval_tokens"],
                 prompt_eval_ms=got["prompt_eval_ms"],
-                diff_tokens=len(tokens) - _shared(tokens_before, tokens),  # turn 1: all of it
+                diff_tokens=len(tokens) - common_tokens(tokens_before, tokens),  # turn 1: all of it
                 new_messages=len(new),
                 new_text_tokens=new_tokens,
                 new_text_o200k=sum(count_tokens(t).n for t in texts),

@@ -213,7 +213,8 @@ def _tokens(model: LocalModel, base_url: str, messages: list[dict[str, Any]]) ->
         return list(json.load(resp)["tokens"])
 
 
-def _shared(a: Sequence[int], b: Sequence[int]) -> int:
+def common_tokens(a: Sequence[int], b: Sequence[int]) -> int:
+    """How many leading tokens two prompts share (what a KV cache can re-use)."""
     n = 0
     for x, y in zip(a, b, strict=False):
         if x != y:
@@ -232,7 +233,7 @@ def measure_conversation(
         for k in range(LATER_TURNS + 1):
             messages = scenario_messages(scenario, conv, k, catalog, select)
             tokens = _tokens(model, base_url, messages)
-            prefill = len(tokens) - (_shared(previous, tokens) if previous else 0)
+            prefill = len(tokens) - (common_tokens(previous, tokens) if previous else 0)
             seconds = measure_ttft(base_url, messages, cold=k == 0, model=model.name)
             rows.append(
                 {

@@ -8,7 +8,7 @@ from typing import Any
 
 import catalog
 import pytest
-from scripted_server import ScriptedServer, call, say
+from scripted_server import ScriptedServer, bridged_after_reveal, call, say
 
 pytest.importorskip("agents")
 
@@ -133,13 +133,6 @@ def test_openai_agents_streamed_run_follows_the_trinket_too(
     assert "day_of_week" not in server.tool_names(0) and "day_of_week" in server.tool_names(1)
     assert result.final_output == "It was a Friday."
     assert [r[2] for r in rows("s1", "used")] == ["day_of_week"]
-
-
-def bridged_after_reveal(body: dict[str, Any]) -> dict[str, Any]:
-    """The model reads the load_tools answer, then calls the revealed tool through call_tool."""
-    answer = [m for m in body["messages"] if m["role"] == "tool"][-1]["content"]
-    assert "Tools now available" in answer and "day_of_week(" in answer, answer
-    return call("call_tool", {"name": "day_of_week", "arguments": {"date": "2024-03-01"}})
 
 
 def test_openai_agents_append_reveal_keeps_tools_and_runs_call_tool(

@@ -8,7 +8,7 @@ from typing import Any
 
 import catalog
 import pytest
-from scripted_server import ScriptedServer, call, say
+from scripted_server import ScriptedServer, bridged_after_reveal, call, say
 
 pytest.importorskip("pydantic_ai")
 
@@ -163,13 +163,6 @@ def test_pydantic_ai_over_an_mcp_server_selects_and_recovers(
     assert "read_result" in report and len(report) < 300 * 40  # shortened behind a handle
     assert result.output == "All nominal."
     assert [r[2] for r in rows("m1", "used")] == ["long_report"]
-
-
-def bridged_after_reveal(body: dict[str, Any]) -> dict[str, Any]:
-    """The model reads the load_tools answer, then calls the revealed tool through call_tool."""
-    answer = [m for m in body["messages"] if m["role"] == "tool"][-1]["content"]
-    assert "Tools now available" in answer and "day_of_week(" in answer, answer
-    return call("call_tool", {"name": "day_of_week", "arguments": {"date": "2024-03-01"}})
 
 
 def test_pydantic_ai_append_reveal_keeps_tools_and_runs_call_tool(

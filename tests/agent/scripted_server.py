@@ -36,6 +36,14 @@ def calls(*pairs: tuple[str, Any]) -> Reply:
     return {"tool_calls": [{"name": n, "arguments": json.dumps(a)} for n, a in pairs]}
 
 
+def bridged_after_reveal(body: dict[str, Any]) -> dict[str, Any]:
+    """The model reads the load_tools answer, then calls the revealed tool through call_tool
+    (the reveal tests of the loop and of both adapters script it the same way)."""
+    answer = [m for m in body["messages"] if m["role"] == "tool"][-1]["content"]
+    assert "Tools now available" in answer and "day_of_week(" in answer, answer
+    return call("call_tool", {"name": "day_of_week", "arguments": {"date": "2024-03-01"}})
+
+
 def _message(reply: Reply, index: int) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": reply.get("content")}
     if reply.get("tool_calls"):

@@ -8,17 +8,10 @@ from typing import Any
 
 import catalog
 from conftest import history
-from scripted_server import ScriptedServer, call, say
+from scripted_server import ScriptedServer, bridged_after_reveal, call, say
 
 MATH = "Please multiply 17 by 23 for me."
 WEATHER = "What is the weather forecast for Oslo?"
-
-
-def bridged_after_reveal(body: dict[str, Any]) -> dict[str, Any]:
-    """The model reads the load_tools answer, then calls the revealed tool through the bridge."""
-    answer = [m for m in body["messages"] if m["role"] == "tool"][-1]["content"]
-    assert "Tools now available" in answer and "day_of_week(" in answer, answer
-    return call("call_tool", {"name": "day_of_week", "arguments": {"date": "2024-03-01"}})
 
 
 def test_the_loop_keeps_tools_fixed_and_runs_revealed_tools(
