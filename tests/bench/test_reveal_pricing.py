@@ -1,11 +1,12 @@
 """Reveal by appending, priced: a revealed tool is paid once where it is appended, then cached.
 
 A hand-made four-turn session over the demo catalog, through the real trinket, embedder and a
-SQLite file (``reveal = "append"``, ``context_window`` 8192): turns 2 and 3 grow, so their tools
-are revealed in a note woven before the turn's user message instead of joining ``tools=``. The
-bench must price that message exactly as ``PromptView.messages`` sends it (else the revealed
-tools' tokens are missing from the bill), new in one call and cached in every later one, while
-every call's prefix (``tools=``, the system text) stays the same bytes all session long.
+SQLite file (``reveal = "append"``, ``context_window`` 8192): later turns grow (which ones is the
+planner's call), so their tools are revealed in a note woven before the turn's user message
+instead of joining ``tools=``. The bench must price that message exactly as
+``PromptView.messages`` sends it (else the revealed tools' tokens are missing from the bill), new
+in one call and cached in every later one, while every call's prefix (``tools=``, the system
+text) stays the same bytes all session long.
 """
 
 from __future__ import annotations
@@ -82,7 +83,7 @@ def test_reveal_note_is_priced_once_where_it_is_appended_and_the_prefix_never_ch
 ) -> None:
     results, sent = _replay(tmp_path, path, "append")
     noted = [r for r in results if r.note]
-    assert [r.index for r in noted] == [1, 2]  # the boundary (turn 1) reveals nothing
+    assert noted and not results[0].note  # later turns reveal; the boundary (turn 1) does not
     users = [m["content"] for m in sent if m["role"] == "user"]
     raw, notes = [r.calls for r in results], [r.note for r in results]
     calls = peers.play_tooltray(_conversation(), raw, notes).transcript.calls
