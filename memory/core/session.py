@@ -75,6 +75,8 @@ class SessionState:
         deferred: tool-used changes applied here and stored with the next commit.
         prefix_hash: hash of the last prompt prefix handed out.
         recorded_turn: the last turn whose prefix hash is in the ``turns`` table.
+        recorded_count: the loaded count that row holds (revealed tools change it mid-turn
+            while the prefix stays, and the row must end as an uninterrupted run's would).
         grown_turn: the last turn whose user message was matched for growth (once per turn).
         warned: reasons logged loudly in the current outage (cleared when it ends, so that a
             later outage is logged again).
@@ -97,6 +99,7 @@ class SessionState:
     deferred: Changes | None = None
     prefix_hash: str | None = None
     recorded_turn: int = -1
+    recorded_count: int = -1
     grown_turn: int = -1
     warned: set[str] = field(default_factory=set)
     unread: bool = False

@@ -352,6 +352,16 @@ class ToolLoaderTrinket:
                 changes.meta = {**(changes.meta or {}), "learned": state.learned_upto}
             self.journal.commit(state, changes)
 
+    def _pending_lesson(self, state: SessionState) -> list[str]:
+        """A rehydrated session's tools used in its current turn, when that turn's lesson is not
+        stored yet: a process that restarts mid-turn learns at turn end what the uninterrupted
+        one would have (the uses are stored; only the in-memory list was lost)."""
+        snap = state.snapshot
+        if self.settings.learn != "on" or state.learned_upto >= snap.turn:
+            return []
+        used = [t for t in snap.loaded if t.last_used_turn == snap.turn]
+        return [t.name for t in used if self.registry.is_allowed(t.name)]
+
     def _lesson(self, state: SessionState, turn: int) -> Learning | None:
         """What the finished turn teaches (allowed tools it used, its request's vector)."""
         tools, state.taught = state.taught, []
@@ -417,6 +427,7 @@ class ToolLoaderTrinket:
         state = SessionState(session_id, snapshot or empty_snapshot(session_id))
         state.grown_turn = grown_turn(state.snapshot)
         state.learned_upto = learned_upto(state.snapshot)
+        state.taught = self._pending_lesson(state)
         self._keep(state)
         if not self.enabled:
             state.health = "disabled"

@@ -135,10 +135,12 @@ def turn_record(state: SessionState, view: PromptView) -> tuple[TurnRecord, bool
     """The ``turns`` row ``view`` calls for (one per turn, again when its prefix changed), and
     whether the prefix changed from the last one handed out (remembered in ``state``)."""
     same = view.prefix_hash == state.prefix_hash
-    if state.health == "disabled" or (same and state.recorded_turn == state.turn):
+    kept = same and state.recorded_count == len(view.loaded)
+    if state.health == "disabled" or (kept and state.recorded_turn == state.turn):
         return None
     changed = not same and state.prefix_hash is not None
     state.prefix_hash, state.recorded_turn = view.prefix_hash, state.turn
+    state.recorded_count = len(view.loaded)
     record = TurnRecord(
         state.session_id,
         state.turn,
