@@ -14,10 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from tooltray.events import payloads as p
 from tooltray.events import signals as sig
-from tooltray.memory.agent.calls import as_text, schema_problems
+from tooltray.memory.agent.calls import argument_problem, as_text
 from tooltray.tools.arguments import decode_arguments
 from tooltray.tools.errors import ToolNotAllowedError, TooltrayError, UnknownToolError
-from tooltray.tools.render import render_line
 
 if TYPE_CHECKING:
     from tooltray.memory.core.trinket import ToolLoaderTrinket
@@ -71,14 +70,9 @@ async def run_registry_tool(
     except (UnknownToolError, ToolNotAllowedError) as exc:
         return f"Error: tool {name!r} cannot run here: {exc}", False
     decoded = decode_arguments(raw)
-    arguments, problem = decoded.value, decoded.problem
-    if problem is None:
-        problem = "; ".join(schema_problems(spec, arguments)) or None
-    if problem is not None:
-        return (
-            f"Error: bad arguments for {spec.name}: {problem}. Call it as {render_line(spec)}",
-            False,
-        )
+    arguments, bad = decoded.value, argument_problem(spec, decoded)
+    if bad is not None:
+        return bad, False
     fn = trinket.registry.executor(spec.name)
     if fn is None:
         return f"Error: tool {spec.name!r} has no implementation in this agent; use another.", False

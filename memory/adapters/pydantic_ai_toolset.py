@@ -51,7 +51,7 @@ from tooltray.memory.adapters.common import (
     shorten,
     user_messages,
 )
-from tooltray.memory.agent.calls import schema_problems
+from tooltray.memory.agent.calls import argument_problem
 from tooltray.memory.core.prompt import PromptView
 from tooltray.memory.metatools.specs import CALL_TOOL, LOAD_TOOLS, bridge_spec
 from tooltray.tools.arguments import decode_arguments
@@ -210,16 +210,17 @@ class TrayToolset(WrapperToolset[Any]):
         """The validated arguments, or the error text the model can act on."""
         decoded = decode_arguments(raw)
         spec = self.trinket.registry.get(name)
-        problems = [decoded.problem] if decoded.problem else []
-        if not problems and spec is not None:
-            problems = schema_problems(spec, decoded.value)
+        bad = argument_problem(spec, decoded) if spec is not None else None
+        if bad is not None:
+            return bad
         try:
-            if not problems:
+            if not decoded.problem:
                 return dict(tool.args_validator.validate_python(decoded.value))
+            problem = decoded.problem
         except ValidationError as exc:
-            problems = [str(exc).splitlines()[0]]
+            problem = str(exc).splitlines()[0]
         shape = f" Call it as {render_line(spec)}" if spec is not None else ""
-        return f"Error: bad arguments for {name}: {'; '.join(problems)}.{shape}"
+        return f"Error: bad arguments for {name}: {problem}.{shape}"
 
     def reveals(self) -> TrayReveals:
         """The capability that puts tooltray's reveal notes before their turns' user prompts

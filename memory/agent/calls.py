@@ -28,7 +28,7 @@ from jsonschema_specifications import REGISTRY as SPECIFICATIONS
 from tooltray.events import payloads as p
 from tooltray.events import signals as sig
 from tooltray.memory.metatools.specs import CALL_TOOL, parse_bridge
-from tooltray.tools.arguments import decode_arguments
+from tooltray.tools.arguments import Decoded, decode_arguments
 from tooltray.tools.errors import (
     MetaToolArgumentError,
     ToolNotAllowedError,
@@ -181,6 +181,15 @@ def schema_problems(spec: ToolSpec, arguments: Mapping[str, Any]) -> list[str]:
     return [_describe(error) for error in errors[:MAX_ERRORS]]
 
 
+def argument_problem(spec: ToolSpec, decoded: Decoded) -> str | None:
+    """The error text for arguments ``spec`` cannot take (undecodable, or against its schema),
+    naming how to call it; ``None`` when they fit. Every path that runs a tool answers alike."""
+    problem = decoded.problem or "; ".join(schema_problems(spec, decoded.value)) or None
+    if problem is None:
+        return None
+    return f"Error: bad arguments for {spec.name}: {problem}. Call it as {render_line(spec)}"
+
+
 def as_text(value: Any) -> str:
     """A tool's return value as the text the model reads."""
     if isinstance(value, str):
@@ -223,14 +232,9 @@ class CallRunner:
             return ToolCall(step, name, arguments, None, REFUSED, text, len(text))
         except UnknownToolError as exc:
             return ToolCall(step, name, arguments, None, UNKNOWN, *self._unknown(name, exc))
-        if problem is None:
-            problems = schema_problems(spec, arguments)
-            problem = "; ".join(problems) if problems else None
-        if problem is not None:
-            text = (
-                f"Error: bad arguments for {spec.name}: {problem}. Call it as {render_line(spec)}"
-            )
-            return ToolCall(step, name, arguments, spec.name, INVALID, text, len(text))
+        bad = argument_problem(spec, decoded)
+        if bad is not None:
+            return ToolCall(step, name, arguments, spec.name, INVALID, bad, len(bad))
         return self._execute(session_id, turn, step, name, spec, arguments)
 
     def _bridge(self, session_id: str, turn: int, step: int, raw: Any) -> ToolCall:
@@ -240,9 +244,6 @@ class CallRunner:
             name, inner = parse_bridge(raw)
         except MetaToolArgumentError as exc:
             text = f"Error: {exc}"
-            return ToolCall(step, CALL_TOOL, raw, None, INVALID, text, len(text))
-        if name == CALL_TOOL:
-            text = "Error: call_tool calls another tool: give that tool's name in `name`."
             return ToolCall(step, CALL_TOOL, raw, None, INVALID, text, len(text))
         return self.run(session_id, turn, step, name, inner)
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from tooltray.memory.config import Settings
 from tooltray.memory.core import price
 from tooltray.memory.core.prompt import bundle_menu, text_block
+from tooltray.memory.core.reveal import defers
 from tooltray.memory.core.selection import (
     Caps,
     Lessons,
@@ -57,6 +58,20 @@ class Plan:
 
     mode: SelectionMode
     loads: list[Candidate] = field(default_factory=list)
+
+
+EXPECTED = price.Session(EXPECTED_CALLS, ESCAPE_CONTEXT, ESCAPE_ANSWER)
+"""The session a boundary prices its picks over (the tuned expectations)."""
+
+
+@dataclass
+class _Opening:
+    """A boundary's opening: the picks held in the prefix, their tokens, and the summed chance
+    of the left-out ones being needed (the escapes they are expected to cost)."""
+
+    held: list[Candidate]
+    tokens: int
+    missed: float
 
 
 @dataclass
@@ -121,9 +136,11 @@ class Planner:
         return state_once(specs, self.catalog().spans)
 
     def _fixed(self, menu: str) -> int:
-        """Tokens selection shows whatever it picks: the meta-tools (with the ``call_tool``
-        bridge when revealing by appending) and the bundle menu."""
-        return self._eager(shown_meta_specs(self.settings.reveal)) + count_tokens(menu).n
+        """Tokens selection shows whatever it picks: the meta-tools the view leads with (the
+        ``call_tool`` bridge when revealing by appending, unless the provider defers tools)
+        and the bundle menu."""
+        deferring = defers(self.settings.path, self.settings.reveal, {})
+        return self._eager(shown_meta_specs(self.settings.reveal, deferring)) + count_tokens(menu).n
 
     def _eager(self, specs: Sequence[Any]) -> int:
         if self.settings.path == "text":
@@ -229,17 +246,16 @@ class Planner:
     ) -> Plan:
         """Initial selection (start/resume) or growth (later turns, append-only); ``fresh``
         counts the user messages since the last growth."""
-        picks: list[Candidate] = []
-        if initial and not self._fits(users):
-            picks = self._picks(users, state.session_id)
-        if initial and self._everything(picks, users):
+        fits = initial and self._fits()
+        picks = self._picks(users, state.session_id) if initial and not fits else []
+        opening = self._opening(picks)
+        if initial and (fits or self._everything(opening)):
             names = [s.name for s in self.registry.allowed()]
             return Plan(MODE_ALL, [Candidate(n, "all") for n in names if not state.is_loaded(n)])
         if state.selection_mode == MODE_ALL and not initial:
             return Plan(MODE_ALL)
         if initial:
-            picks = self._opening(picks)
-            cands = order_candidates(self._core(), self._skill_tools(users), picks)
+            cands = order_candidates(self._core(), self._skill_tools(users), opening.held)
         elif self.settings.growth == "every_turn":
             cands = self._picks(users, state.session_id)
         else:
@@ -249,46 +265,44 @@ class Planner:
         picks = admit(cands, self.catalog().tokens, caps, state.snapshot.loaded)
         return Plan(MODE_SELECTED, picks + self._resume_growth(state, users, fresh, picks))
 
-    def _fits(self, users: Sequence[str]) -> bool:
+    def _fits(self) -> bool:
         """Every tool loads without scoring: the ``share`` rule says so, or (``priced``) the
         whole catalog costs no more than selection's fixed part (meta-tools, bridge, menu)."""
         if self.settings.opening == "share":
             return self.all_fit()
         return self.eager_tokens() <= self.fixed_tokens()
 
-    def _everything(self, picks: Sequence[Candidate], users: Sequence[str]) -> bool:
+    def _everything(self, opening: _Opening) -> bool:
         """The boundary's one priced decision: every tool, or the selection (its fixed part,
         CORE and the priced opening, plus the escapes the picks left out are expected to
         cost); ``opening = "share"`` keeps the activation-share rule."""
-        if self._fits(users):
-            return True
         if self.settings.opening == "share":
             return False
-        ranked = self._ranked(picks)
-        keep = price.held_picks(ranked, self.profile(), self._session())
-        opening = sum(t for (t, _), k in zip(ranked, keep, strict=True) if k)
-        held = self.fixed_tokens() + self._core_tokens() + opening
-        misses = ESCAPES_BASE + sum(c for (_, c), k in zip(ranked, keep, strict=True) if not k)
-        return price.eager_wins(self.eager_tokens(), held, misses, self.profile(), self._session())
+        held = self.fixed_tokens() + self._core_tokens() + opening.tokens
+        misses = ESCAPES_BASE + opening.missed
+        return price.eager_wins(self.eager_tokens(), held, misses, self.profile(), EXPECTED)
 
-    def _opening(self, picks: list[Candidate]) -> list[Candidate]:
-        """The picks a boundary puts in the prefix: each one worth holding
-        (``opening = "priced"``); later turns reveal what the conversation points to."""
+    def _opening(self, picks: Sequence[Candidate]) -> _Opening:
+        """The picks a boundary puts in the prefix: each one worth holding (``opening =
+        "priced"``; ``share``: all of them); later turns reveal what the conversation points to."""
         if self.settings.opening == "share":
-            return picks
-        ranked = sorted(picks, key=lambda c: -(c.score or 0.0))
-        held = price.held_picks(self._ranked(ranked), self.profile(), self._session())
-        return [c for c, keep in zip(ranked, held, strict=True) if keep]
+            return _Opening(list(picks), 0, 0.0)
+        held, tokens, missed = [], 0, 0.0
+        for cand, cost, chance, keep in self._priced(picks):
+            held += [cand] if keep else []
+            tokens += cost if keep else 0
+            missed += 0.0 if keep else chance
+        return _Opening(held, tokens, missed)
 
-    def _ranked(self, picks: Sequence[Candidate]) -> list[tuple[int, float]]:
-        """``(tokens, chance of being needed)`` of each pick, best first."""
+    def _priced(self, picks: Sequence[Candidate]) -> list[tuple[Candidate, int, float, bool]]:
+        """Each pick best first, with its tokens, its chance of being needed and whether that
+        chance pays for holding it (:func:`price.held_picks`)."""
         tokens = self.catalog().tokens
         ranked = sorted(picks, key=lambda c: -(c.score or 0.0))
         top = ranked[0].score or 0.0 if ranked else 0.0
-        return [(tokens.get(c.name, 0), needed(c.score or 0.0, top)) for c in ranked]
-
-    def _session(self) -> price.Session:
-        return price.Session(EXPECTED_CALLS, ESCAPE_CONTEXT, ESCAPE_ANSWER)
+        rows = [(tokens.get(c.name, 0), needed(c.score or 0.0, top)) for c in ranked]
+        keep = price.held_picks(rows, self.profile(), EXPECTED)
+        return [(c, t, n, k) for c, (t, n), k in zip(ranked, rows, keep, strict=True)]
 
     def profile(self) -> price.Profile:
         """The cost profile the boundary's decision minimises (``cost_profile``)."""
@@ -321,9 +335,8 @@ class Planner:
         keeps growth's own bar, since there each change re-prefills the conversation."""
         if self.settings.reveal != "append" or self.settings.opening != "priced":
             return []
-        ranked = sorted(self.selector().boundary(users, signals), key=lambda c: -(c.score or 0.0))
-        keep = price.held_picks(self._ranked(ranked), self.profile(), self._session())
-        return [c for c, k in zip(ranked, keep, strict=True) if k and c.name not in taken]
+        picks = self.selector().boundary(users, signals)
+        return [c for c, _, _, keep in self._priced(picks) if keep and c.name not in taken]
 
     def _resume_growth(
         self, state: SessionState, users: Sequence[str], fresh: int, picks: Sequence[Candidate]

@@ -527,7 +527,7 @@ class ToolLoaderTrinket:
             return {}
         names = [c.name for c in plan.loads]
         if first:
-            return {"prefix": state.loaded_names() + names, "reveals": []}
+            return _new_prefix(state.loaded_names() + names)
         if not names:
             return {}
         before = stored_reveals(state.snapshot.meta.get("reveals"))
@@ -552,7 +552,7 @@ class ToolLoaderTrinket:
         """At a boundary after the first selection: the loaded set becomes the prefix."""
         if self.settings.reveal != "append" or not state.selected:
             return {}
-        return {"prefix": state.loaded_names(), "reveals": []}
+        return _new_prefix(state.loaded_names())
 
     def _view(self, state: SessionState) -> PromptView:
         if state.health == "degraded":
@@ -591,3 +591,8 @@ class ToolLoaderTrinket:
         detail = f"{reason}: {exc}"[:500]
         degraded = self._event(state, "degraded", None, detail)
         self.journal.commit(state, Changes(events=[degraded]))
+
+
+def _new_prefix(names: list[str]) -> SessionMeta:
+    """A boundary's meta change: ``names`` make the prefix, and no reveal stands after it."""
+    return {"prefix": names, "reveals": []}

@@ -16,7 +16,7 @@ from tooltray.memory.core.planner import Planner
 from tooltray.memory.core.prompt import NATIVE_PATHS, PromptView, compose, prefix_digest
 from tooltray.memory.core.reveal import defers, note, split_loaded, stored_reveals
 from tooltray.memory.core.session import SessionState, ViewMode
-from tooltray.memory.metatools.specs import UNLOAD_TOOLS, meta_tool_specs, shown_meta_specs
+from tooltray.memory.metatools.specs import shown_meta_specs
 from tooltray.memory.store.records import TurnRecord
 from tooltray.tools.registry import ToolRegistry
 from tooltray.tools.render import canonical_json
@@ -58,7 +58,7 @@ def selected_view(
     native = settings.path in NATIVE_PATHS
     deferring = defers(settings.path, settings.reveal, meta)
     if choosing and native:
-        specs = _meta(settings.reveal, deferring) + specs
+        specs = shown_meta_specs(settings.reveal, deferring) + specs
     view = compose(
         session_id=state.session_id,
         turn=state.turn,
@@ -76,15 +76,6 @@ def selected_view(
     if deferring:
         return _deferring(view, registry, reveals)
     return replace(view, notes=_notes(reveals, registry, planner, native))
-
-
-def _meta(reveal: str, deferring: bool) -> list[ToolSpec]:
-    """The meta-tools ``tools=`` leads with. Where the provider defers tools there is no
-    ``call_tool`` bridge (the provider makes revealed tools callable), so ``read_result`` is
-    shown itself; ``unload_tools`` stays out, as anywhere reveals are appended."""
-    if not deferring:
-        return shown_meta_specs(reveal)
-    return [s for s in meta_tool_specs() if s.name != UNLOAD_TOOLS]
 
 
 def _deferring(
@@ -132,7 +123,8 @@ def _notes(
 
 
 def turn_record(state: SessionState, view: PromptView) -> tuple[TurnRecord, bool] | None:
-    """The ``turns`` row ``view`` calls for (one per turn, again when its prefix changed), and
+    """The ``turns`` row ``view`` calls for (one per turn, again when its prefix or its loaded
+    count changed), and
     whether the prefix changed from the last one handed out (remembered in ``state``)."""
     same = view.prefix_hash == state.prefix_hash
     kept = same and state.recorded_count == len(view.loaded)

@@ -35,17 +35,16 @@ from mcp import types
 
 from tooltray.events import emit, tool_used, turn_completed
 from tooltray.events.payloads import ToolUsed, TurnCompleted
-from tooltray.memory.agent.calls import schema_problems
+from tooltray.memory.agent.calls import argument_problem
 from tooltray.memory.config import Settings
 from tooltray.memory.core.trinket import ToolLoaderTrinket
 from tooltray.memory.gateway.catalog import GatewayCatalog, Route
 from tooltray.memory.gateway.config import GatewayConfig
 from tooltray.memory.gateway.upstream import Upstream, UpstreamError
 from tooltray.memory.metatools.specs import CALL_TOOL, parse_bridge
-from tooltray.tools.arguments import decode_arguments
+from tooltray.tools.arguments import Decoded, decode_arguments
 from tooltray.tools.errors import MetaToolArgumentError, TooltrayError
 from tooltray.tools.registry import ToolRegistry
-from tooltray.tools.render import render_line
 from tooltray.tools.spec import ToolSpec
 from tooltray.tools.tokens import count_tokens
 
@@ -210,23 +209,20 @@ class Gateway:
         except MetaToolArgumentError as exc:
             await self.core(self.trinket.refuse, session_id, CALL_TOOL, str(exc))
             return error_result(f"Error: {exc}")
-        if name == CALL_TOOL:
-            return error_result("Error: call_tool calls another tool: put its name in `name`.")
         decoded = decode_arguments(raw)
-        problem = decoded.problem or await self.core(self._problem, name, decoded.value)
-        if problem is not None:
-            return error_result(f"Error: bad arguments for {name}: {problem}")
+        bad = await self.core(self._problem, name, decoded)
+        if bad is not None:
+            return error_result(bad)
         return await self._dispatch(session_id, name, decoded.value)
 
-    def _problem(self, name: str, arguments: dict[str, Any]) -> str | None:
-        """What is wrong with ``arguments`` for the allowed upstream tool ``name``, if anything
+    def _problem(self, name: str, decoded: Decoded) -> str | None:
+        """The error text for arguments the allowed upstream tool ``name`` cannot take, if any
         (meta-tools check their own; a tool that is not allowed is refused on its route)."""
         found = self._lookup(name)
         spec = self.trinket.registry.get(found[1]) if found is not None else None
-        problems = schema_problems(spec, arguments) if spec is not None else []
-        if not problems or spec is None:
-            return None
-        return f"{'; '.join(problems)}. Call it as {render_line(spec)}"
+        if spec is not None:
+            return argument_problem(spec, decoded)
+        return f"Error: bad arguments for {name}: {decoded.problem}" if decoded.problem else None
 
     async def _forward(
         self, session_id: str, name: str, arguments: dict[str, Any]

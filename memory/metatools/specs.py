@@ -101,14 +101,18 @@ def meta_tool_specs(*, with_read_result: bool = True) -> list[ToolSpec]:
     return specs
 
 
-def shown_meta_specs(reveal: str) -> list[ToolSpec]:
+def shown_meta_specs(reveal: str, deferring: bool = False) -> list[ToolSpec]:
     """The meta-tools ``tools=`` leads with. Revealing by appending shows only ``load_tools``,
     ``fallback`` and the ``call_tool`` bridge: unloading saves nothing while the prefix stays
     fixed, and ``read_result`` is named in every shortened result, so both are reached through
-    the bridge (the fixed part every call pays shrinks by 139 tokens)."""
+    the bridge (the fixed part every call pays shrinks by 139 tokens). Where the provider
+    defers tools (``deferring``) there is no bridge: it makes revealed tools callable itself,
+    so ``read_result`` is shown in its place."""
     specs = meta_tool_specs()
     if reveal != "append":
         return specs
+    if deferring:
+        return [s for s in specs if s.name != UNLOAD_TOOLS]
     return [s for s in specs if s.name in (LOAD_TOOLS, FALLBACK)] + [bridge_spec()]
 
 
@@ -133,7 +137,7 @@ def parse_bridge(arguments: Any) -> tuple[str, Any]:
     """``call_tool`` arguments as ``(tool name, its raw arguments)``.
 
     Raises:
-        MetaToolArgumentError: no usable ``name``.
+        MetaToolArgumentError: no usable ``name``, or ``call_tool`` naming itself.
     """
     args = _as_dict(arguments, CALL_TOOL)
     name = args.get("name", args.get("tool"))
@@ -141,6 +145,10 @@ def parse_bridge(arguments: Any) -> tuple[str, Any]:
         raise MetaToolArgumentError(
             "call_tool needs the revealed tool's `name` and its `arguments`: e.g. "
             'call_tool({"name": "get_weather", "arguments": {"city": "Oslo"}}).'
+        )
+    if name.strip() == CALL_TOOL:
+        raise MetaToolArgumentError(
+            "call_tool calls another tool: give that tool's name in `name`."
         )
     return name.strip(), args.get("arguments", {})
 
