@@ -139,6 +139,11 @@ ESCAPE_ANSWER = 150
 #: escapes a selected session makes beyond its left-out picks' chances: about 0.05 a model call
 #: (bfcl_multiturn 0.041, apibank 0.06, priced opening and reveals, no history) x EXPECTED_CALLS
 ESCAPES_BASE = 0.3
+#: the chance mass a session spreads over the catalog (first-turn tools + GROWTH_MISS x later
+#: ones; bfcl_multiturn dev 2.77, apibank 1.36): what the opening does not hold of it escapes.
+#: 2.0 predicts the mean escapes of all three dev corpora within 0.2 (bfcl_small 0.81 vs 0.98);
+#: more loads small catalogs whole more often (cheaper there, dearer on apibank's text path)
+SESSION_NEEDS = 2.0
 
 
 def needed(z: float, top: float) -> float:

@@ -40,6 +40,7 @@ from tooltray.memory.tuning import (
     ESCAPE_CONTEXT,
     ESCAPES_BASE,
     EXPECTED_CALLS,
+    SESSION_NEEDS,
     needed,
 )
 from tooltray.tools.boilerplate import bundle_spans, state_once
@@ -66,12 +67,13 @@ EXPECTED = price.Session(EXPECTED_CALLS, ESCAPE_CONTEXT, ESCAPE_ANSWER)
 
 @dataclass
 class _Opening:
-    """A boundary's opening: the picks held in the prefix, their tokens, and the summed chance
-    of the left-out ones being needed (the escapes they are expected to cost)."""
+    """A boundary's opening: the picks held in the prefix, their tokens, the summed chance of
+    the left-out ones being needed (the escapes they are expected to cost), and of the held."""
 
     held: list[Candidate]
     tokens: int
     missed: float
+    kept: float = 0.0
 
 
 @dataclass
@@ -274,12 +276,14 @@ class Planner:
 
     def _everything(self, opening: _Opening) -> bool:
         """The boundary's one priced decision: every tool, or the selection (its fixed part,
-        CORE and the priced opening, plus the escapes the picks left out are expected to
-        cost); ``opening = "share"`` keeps the activation-share rule."""
+        CORE and the priced opening, plus its expected escapes: the left-out picks' chances
+        over a floor, or what the opening holds short of a session's needs, whichever is more;
+        a small catalog's opening holds little of them); ``opening = "share"`` keeps the
+        activation-share rule."""
         if self.settings.opening == "share":
             return False
         held = self.fixed_tokens() + self._core_tokens() + opening.tokens
-        misses = ESCAPES_BASE + opening.missed
+        misses = max(ESCAPES_BASE + opening.missed, SESSION_NEEDS - opening.kept)
         return price.eager_wins(self.eager_tokens(), held, misses, self.profile(), EXPECTED)
 
     def _opening(self, picks: Sequence[Candidate]) -> _Opening:
@@ -287,12 +291,13 @@ class Planner:
         "priced"``; ``share``: all of them); later turns reveal what the conversation points to."""
         if self.settings.opening == "share":
             return _Opening(list(picks), 0, 0.0)
-        held, tokens, missed = [], 0, 0.0
+        held, tokens, missed, kept = [], 0, 0.0, 0.0
         for cand, cost, chance, keep in self._priced(picks):
             held += [cand] if keep else []
             tokens += cost if keep else 0
             missed += 0.0 if keep else chance
-        return _Opening(held, tokens, missed)
+            kept += chance if keep else 0.0
+        return _Opening(held, tokens, missed, kept)
 
     def _priced(self, picks: Sequence[Candidate]) -> list[tuple[Candidate, int, float, bool]]:
         """Each pick best first, with its tokens, its chance of being needed and whether that

@@ -73,3 +73,51 @@ def test_the_share_opening_keeps_its_caps() -> None:
     )
     picked = [c for c in plan.loads if c.source not in ("core", "pinned")]
     assert plan.mode == "selected" and len(picked) == 3
+
+
+SHELL = {
+    "ls": "List the files and folders in the current directory.",
+    "cd": "Change the current working directory to the given folder.",
+    "mkdir": "Create a new directory with the given name.",
+    "rmdir": "Remove an empty directory.",
+    "rm": "Remove a file or directory.",
+    "cp": "Copy a file or directory to a destination.",
+    "mv": "Move or rename a file or directory.",
+    "cat": "Print the contents of a file.",
+    "tail": "Show the last lines of a file.",
+    "grep": "Search a file for lines matching a pattern.",
+    "touch": "Create an empty file with the given name.",
+    "echo": "Write text to the terminal or into a file.",
+    "pwd": "Print the current working directory.",
+    "find": "Find files by name under a directory.",
+    "wc": "Count the lines, words or characters of a file.",
+    "sort": "Sort the lines of a file.",
+    "diff": "Compare two files line by line.",
+    "du": "Estimate the disk usage of a directory.",
+}
+MOVE = "Go into the documents folder, create a folder called reports and move summary.txt there."
+
+
+def _shell() -> ToolRegistry:
+    """The shell tools with bfcl-sized schemas (about 90 tokens each, 1,600 in all)."""
+    props = {
+        "path": {"type": "string", "description": "The file or folder, relative to the cwd."},
+        "recursive": {"type": "boolean", "description": "Also act on everything inside."},
+        "pattern": {"type": "string", "description": "Only names matching this glob pattern."},
+    }
+    schema = {"type": "object", "properties": props, "required": ["path"]}
+    return ToolRegistry(
+        [ToolSpec(name=n, description=d, parameters=schema) for n, d in SHELL.items()]
+    )
+
+
+def test_a_small_catalog_loads_whole_when_its_opening_holds_little_of_a_session() -> None:
+    """18 shell tools cost less than the opening plus the escapes its later turns are expected
+    to make (the opening holds little of a session's needs), so the latency profile loads them
+    all; the price profile, where an escape is cheap beside holding every tool, still selects."""
+    planner = _planner(_shell())
+    opening = planner._opening(planner._picks([MOVE], "s"))
+    assert 0 < opening.kept < 2.0 and planner.eager_tokens() > planner.fixed_tokens()
+    assert planner.plan(_state(), [MOVE], initial=True).mode == "all"
+    price_plan = _planner(_shell(), cost_profile="price").plan(_state(), [MOVE], initial=True)
+    assert price_plan.mode == "selected"
