@@ -10,6 +10,8 @@
   non-meta tools). The first session warms the catalog (embedding, index) and is not counted.
   Reports p50/p99 of the whole turn and of ``prepare`` alone (selection on turn 1, growth
   checks later).
+* The priced decision (a timing subclass of the planner): a boundary's opening and every-tool
+  choice, and a later turn's priced reveals, p50 per turn.
 * Store throughput: sequential ``Store.apply`` of one turn's typical changes (two uses, the turn
   counter, a turn record) on a SQLite file: applies per second and p50/p99.
 """
@@ -44,6 +46,31 @@ sys.path.insert(0, str(HERE.parent))
 from cost import registry_of, synthetic_tools  # noqa: E402
 
 Session = list[tuple[str, list[str]]]  # (user message, tools the model uses; [] = pick loaded)
+
+
+class TimedPlanner(Planner):
+    """The shipped planner, timing its priced decision: the boundary's opening and every-tool
+    choice, and a later turn's priced reveals (which score the conversation's picks again)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.spent = 0.0
+
+    def _timed(self, fn: Any, *args: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return fn(*args)
+        finally:
+            self.spent += (time.perf_counter() - start) * 1000
+
+    def _opening(self, picks: Any) -> Any:
+        return self._timed(super()._opening, picks)
+
+    def _everything(self, opening: Any) -> bool:
+        return bool(self._timed(super()._everything, opening))
+
+    def _worth_revealing(self, users: Any, signals: Any, taken: Any) -> Any:
+        return self._timed(super()._worth_revealing, users, signals, taken)
 
 
 def demo_sessions(n: int) -> list[Session]:
@@ -83,22 +110,24 @@ def turn_overhead(
     url = f"sqlite:///{db}"
     settings = Settings(db=url, path="openai")
     store = Store(url)
-    trinket = ToolLoaderTrinket(
-        registry, store, settings=settings, planner=Planner(registry, settings, cache)
-    )
+    planner = TimedPlanner(registry, settings, cache)
+    trinket = ToolLoaderTrinket(registry, store, settings=settings, planner=planner)
     totals: list[float] = []
     prepares: list[float] = []
+    decisions: dict[str, list[float]] = {"boundary": [], "later": []}
     run = uuid.uuid4().hex[:8]
     try:
         for i, session in enumerate(sessions):
             messages: list[dict[str, str]] = []
-            for user, used in session:
+            for k, (user, used) in enumerate(session):
                 messages = [*messages, {"role": "user", "content": user}]
+                planner.spent = 0.0
                 total, prep = _turn(trinket, f"lat-{run}-{i}", messages, used)
                 messages.append({"role": "assistant", "content": "(done)"})
                 if i > 0:
                     totals.append(total)
                     prepares.append(prep)
+                    decisions["later" if k else "boundary"].append(planner.spent)
     finally:
         trinket.close()
         store.close()
@@ -107,6 +136,8 @@ def turn_overhead(
         "turns": len(totals),
         **_stats(totals, "turn"),
         **_stats(prepares, "prepare"),
+        **_stats(decisions["boundary"], "decision_boundary"),
+        **_stats(decisions["later"], "decision_later"),
     }
 
 
@@ -140,7 +171,8 @@ def store_throughput(db: Path, n: int) -> dict[str, Any]:
 def table(result: dict[str, Any]) -> Table:
     """Turn overhead per catalog, then store throughput."""
     out = Table(title="turn overhead (prepare + tool-used + turn-completed), openai path, SQLite")
-    for c in ("catalog", "tools", "turns", "turn p50", "turn p99", "prepare p50", "prepare p99"):
+    cols = ["catalog", "tools", "turns", "turn p50", "turn p99", "prepare p50", "prepare p99"]
+    for c in [*cols, "priced decision p50 (boundary / later)"]:
         out.add_column(c, justify="left" if c == "catalog" else "right")
     for name, m in result["turn_overhead"].items():
         out.add_row(
@@ -151,6 +183,7 @@ def table(result: dict[str, Any]) -> Table:
             f"{m['turn_p99_ms']} ms",
             f"{m['prepare_p50_ms']} ms",
             f"{m['prepare_p99_ms']} ms",
+            f"{m['decision_boundary_p50_ms']} / {m['decision_later_p50_ms']} ms",
         )
     s = result["store"]
     out.caption = (

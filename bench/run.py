@@ -29,6 +29,7 @@ SUITES: dict[str, str] = {
     "deferral": "deferral",
     "needed": "needed",
     "reprocess": "reprocess",
+    "frontier": "frontier",
 }
 DEFAULT_DATA = HERE.parent.parent / "shared" / "data"
 
