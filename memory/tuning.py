@@ -144,6 +144,9 @@ ESCAPES_BASE = 0.3
 #: 2.0 predicts the mean escapes of all three dev corpora within 0.2 (bfcl_small 0.81 vs 0.98);
 #: more loads small catalogs whole more often (cheaper there, dearer on apibank's text path)
 SESSION_NEEDS = 2.0
+#: past sessions' mean needs count in like this many sessions of SESSION_NEEDS (a prior):
+#: a handful of sessions already moves the estimate, one odd session does not
+NEEDS_PRIOR_SESSIONS = 5
 
 
 def needed(z: float, top: float) -> float:

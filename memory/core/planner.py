@@ -32,7 +32,12 @@ from tooltray.memory.core.skills import SkillLibrary, load_skills
 from tooltray.memory.embedders.base import Progress
 from tooltray.memory.metatools.specs import shown_meta_specs
 from tooltray.memory.retrieval.candidates import Candidate
-from tooltray.memory.retrieval.past import NoSignals, SelectionSignals, SessionSignals
+from tooltray.memory.retrieval.past import (
+    NoSignals,
+    SelectionSignals,
+    SessionNeeds,
+    SessionSignals,
+)
 from tooltray.memory.retrieval.selector import build_selector, lexical_selector
 from tooltray.memory.store.records import SelectionMode
 from tooltray.memory.tuning import (
@@ -40,6 +45,8 @@ from tooltray.memory.tuning import (
     ESCAPE_CONTEXT,
     ESCAPES_BASE,
     EXPECTED_CALLS,
+    GROWTH_MISS,
+    NEEDS_PRIOR_SESSIONS,
     SESSION_NEEDS,
     needed,
 )
@@ -275,16 +282,24 @@ class Planner:
         return self.eager_tokens() <= self.fixed_tokens()
 
     def _everything(self, opening: _Opening) -> bool:
-        """The boundary's one priced decision: every tool, or the selection (its fixed part,
-        CORE and the priced opening, plus its expected escapes: the left-out picks' chances
-        over a floor, or what the opening holds short of a session's needs, whichever is more;
-        a small catalog's opening holds little of them); ``opening = "share"`` keeps the
-        activation-share rule."""
+        """The boundary's one priced decision: every tool, or the selection: its fixed part,
+        CORE and the priced opening, plus the escapes it is expected to make (the left-out
+        picks' chances over a floor, or what the opening holds short of a session's needs,
+        whichever is more). ``opening = "share"`` keeps the activation-share rule."""
         if self.settings.opening == "share":
             return False
         held = self.fixed_tokens() + self._core_tokens() + opening.tokens
-        misses = max(ESCAPES_BASE + opening.missed, SESSION_NEEDS - opening.kept)
+        misses = max(ESCAPES_BASE + opening.missed, self._needs() - opening.kept)
         return price.eager_wins(self.eager_tokens(), held, misses, self.profile(), EXPECTED)
+
+    def _needs(self) -> float:
+        """The chance mass a session spreads over the catalog: :data:`SESSION_NEEDS`, moved
+        towards what past sessions spread when the signals learned it (:class:`SessionNeeds`)."""
+        if not isinstance(self.signals, SessionNeeds):
+            return SESSION_NEEDS
+        mean, n = self.signals.session_needs(GROWTH_MISS)
+        prior = NEEDS_PRIOR_SESSIONS
+        return (SESSION_NEEDS * prior + mean * n) / (prior + n)
 
     def _opening(self, picks: Sequence[Candidate]) -> _Opening:
         """The picks a boundary puts in the prefix: each one worth holding (``opening =

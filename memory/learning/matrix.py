@@ -50,6 +50,16 @@ class RequestMatrix:
         live = self._sessions[self._start : self._end]
         return live == code if code is not None else np.zeros(len(live), np.bool_)
 
+    def by_session(self) -> list[list[list[str]]]:
+        """The live rows' tools grouped by session, each session's in id order (rows learned
+        without a session are left out)."""
+        out: dict[int, list[list[str]]] = {}
+        codes = self._sessions[self._start : self._end].tolist()
+        for code, tools in zip(codes, self._tools[self._start : self._end], strict=True):
+            if code >= 0:
+                out.setdefault(code, []).append(tools)
+        return list(out.values())
+
     def drop_below(self, oldest: int) -> None:
         """Forget rows whose id is below ``oldest`` (the store evicted them)."""
         ids = self._ids[self._start : self._end]

@@ -53,6 +53,7 @@ class StoreSignals:
         self._rows = RequestMatrix()
         self._lock = threading.Lock()
         self._last: tuple[Any, NDArray[np.float32]] | None = None
+        self._needs: tuple[tuple[int, float], tuple[float, int]] | None = None
 
     def companions(self, tools: Sequence[str]) -> dict[str, float]:
         """Learned companions of ``tools``: max over the given tools of P(mate | tool), shrunk."""
@@ -136,6 +137,20 @@ class StoreSignals:
                 out[name] = out.get(name, 0.0) + weight / total
         return {n: min(1.0, v) for n, v in out.items() if self.allowed(n)}
 
+    def session_needs(self, growth_miss: float) -> tuple[float, int]:
+        """Past sessions' mean first-turn tools plus ``growth_miss`` of their later new ones
+        (recomputed only when the rows changed); ``(0.0, 0)`` when nothing can be read."""
+        try:
+            self.refresh()
+        except Exception as exc:  # noqa: BLE001 - hints must never cost the turn
+            log.debug("tooltray: past sessions unavailable: %s", exc)
+            return 0.0, 0
+        with self._lock:
+            key = (self._rows.version, growth_miss)
+            if self._needs is None or self._needs[0] != key:
+                self._needs = (key, _needs(self._rows.by_session(), growth_miss))
+            return self._needs[1]
+
     def refresh(self) -> int:
         """Load rows learned since the last call (any process); return the newest id stored."""
         last = self._rows.last_id()
@@ -153,6 +168,18 @@ class StoreSignals:
             tools = [list(r.tools) for r in rows]
             sessions = [r.session_id for r in rows]
             self._rows.append([r.id for r in rows], block, tools, sessions)
+
+
+def _needs(sessions: Sequence[list[list[str]]], growth_miss: float) -> tuple[float, int]:
+    """The mean of ``first + growth_miss * later`` over sessions (their rows in id order)."""
+    if not sessions:
+        return 0.0, 0
+    total = 0.0
+    for rows in sessions:
+        first = set(rows[0])
+        later = {t for row in rows[1:] for t in row} - first
+        total += len(first) + growth_miss * len(later)
+    return total / len(sessions), len(sessions)
 
 
 def _weights(n: int, given: Sequence[float] | None) -> NDArray[np.float32]:

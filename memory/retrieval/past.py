@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -37,6 +37,16 @@ class SelectionSignals(Protocol):
                 latest 1, each earlier one half).
             session: the asking session: its own past turns do not vote.
         """
+        ...
+
+
+@runtime_checkable
+class SessionNeeds(Protocol):
+    """Optional: how many of a session's tools its opening must hold, learned from history."""
+
+    def session_needs(self, growth_miss: float) -> tuple[float, int]:
+        """The mean over past sessions of their first turn's tools plus ``growth_miss`` of the
+        tools their later turns added, and how many sessions that mean is over (0: none)."""
         ...
 
 

@@ -121,3 +121,31 @@ def test_a_small_catalog_loads_whole_when_its_opening_holds_little_of_a_session(
     assert planner.plan(_state(), [MOVE], initial=True).mode == "all"
     price_plan = _planner(_shell(), cost_profile="price").plan(_state(), [MOVE], initial=True)
     assert price_plan.mode == "selected"
+
+
+class _Past:
+    """Signals that learned only how much past sessions spread (no companions, no votes)."""
+
+    def __init__(self, mean: float, sessions: int) -> None:
+        self.answer = (mean, sessions)
+
+    def companions(self, tools: object) -> dict[str, float]:
+        return {}
+
+    def past_requests(self, *args: object, **kwargs: object) -> dict[str, float]:
+        return {}
+
+    def session_needs(self, growth_miss: float) -> tuple[float, int]:
+        return self.answer
+
+
+def test_history_moves_a_session_s_needs_from_the_prior() -> None:
+    """Sessions that used one tool each keep the small catalog selected; sessions that spread
+    over many keep it whole; without history the prior decides (loads whole, as above)."""
+    settings = Settings(context_window=8192)
+    narrow = Planner(_shell(), settings, signals=_Past(0.8, 200))
+    wide = Planner(_shell(), settings, signals=_Past(3.5, 200))
+    assert narrow._needs() == pytest.approx((2.0 * 5 + 0.8 * 200) / 205)
+    assert narrow.plan(_state(), [MOVE], initial=True).mode == "selected"
+    assert wide.plan(_state(), [MOVE], initial=True).mode == "all"
+    assert Planner(_shell(), settings, signals=_Past(0.8, 0))._needs() == 2.0

@@ -270,3 +270,19 @@ def test_signals_over_a_broken_database_answer_nothing(tmp_path: Path) -> None:
     sig = StoreSignals(store, lambda n: True, 10.0)
     assert sig.companions(["cd"]) == {}
     assert sig.past_requests(np.ones((1, DIM), np.float32)) == {}
+
+
+def test_session_needs_are_first_turn_tools_plus_a_share_of_later_ones(db_url: str) -> None:
+    with Store(db_url) as store:
+        sig = signals(store)
+        assert sig.session_needs(0.3) == (0.0, 0)
+        teach(store, "a", 1, ["cd", "mv"], seed=1)
+        teach(store, "a", 2, ["mv", "grep"], seed=2)  # one new tool later: 2 + 0.3
+        teach(store, "a", 3, ["sort", "diff"], seed=3)  # two more: 2 + 0.9
+        teach(store, "b", 1, ["ls"], seed=4)
+        teach(store, "b", 2, ["tail"])  # no vector: not a past request, not counted
+        mean, n = sig.session_needs(0.3)
+        assert n == 2 and mean == pytest.approx((2.9 + 1.0) / 2)
+        teach(store, "c", 1, ["pwd"], seed=5)  # the cached answer follows new rows
+        assert sig.session_needs(0.3) == (pytest.approx((2.9 + 1.0 + 1.0) / 3), 3)
+        assert sig.session_needs(1.0)[0] == pytest.approx((5.0 + 1.0 + 1.0) / 3)
