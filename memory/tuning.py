@@ -121,10 +121,19 @@ MENU_WORDS = 6
 #: chance a boundary pick is needed before growth could reveal it, by its fused z: its use on
 #: the first turn plus GROWTH_MISS of its later use; apibank, bfcl_multiturn and bfcl_small dev
 #: boundary picks against each conversation's gold (5,300 picks): holding vs escaping
-NEEDED_BY_Z = ((6.0, 0.92), (5.0, 0.85), (4.0, 0.62), (3.5, 0.49), (3.0, 0.35), (2.0, 0.15))
+NEEDED_BY_Z = (
+    (6.0, 0.92),
+    (5.0, 0.85),
+    (4.0, 0.62),
+    (3.5, 0.49),
+    (3.0, 0.35),
+    (2.0, 0.15),
+    (1.5, 0.10),
+    (1.0, 0.07),
+)
 #: the same chance by the pick's share of the top score (the top pick itself: 0.72)
 NEEDED_BY_SHARE = ((1.0, 0.72), (0.9, 0.33), (0.8, 0.21), (0.65, 0.14))
-#: the chance of a pick below every row of both tables (measured 0.02-0.10)
+#: the chance of a pick below every row of both tables (measured 0.02-0.07)
 NEEDED_FLOOR = 0.05
 #: share of a later turn's tools growth does not reveal in time (an escape): an estimate, the
 #: first selection held 2.4 of a bfcl session's 3.65 later tools and growth most of the rest
