@@ -56,11 +56,14 @@ def _rows(corpus: str, point: str, result: Any) -> list[dict[str, Any]]:
     for run, r in result["runs"].items():
         row: dict[str, Any] = {"corpus": corpus, "point": point, "run": run}
         row["first_pass"] = r["metrics"]["first_pass_recall_turn"]
+        row["escapes_per_turn"] = r["metrics"]["escape_rate_per_turn"]
         for profile in PROFILES:
             cost = r["cost"][profile]
             row[profile] = cost["tooltray/eager"]
             row[f"{profile}_oracle"] = cost["oracle/eager"]
             row[f"{profile}_search"] = cost["perfect_search/eager"]
+            row[f"{profile}_real_search"] = cost["real_search/eager"]
+            row[f"{profile}_x_oracle"] = cost["tooltray/oracle"]
         rows.append(row)
     return rows
 
