@@ -101,6 +101,11 @@ class Settings(BaseSettings):
             and called natively through the byte-stable ``call_tool`` bridge, so a prompt cache
             keeps the whole conversation. ``prefix``: later tools join ``tools=`` (every load
             re-prefills the conversation after it; the behaviour before reveals).
+        tool_addition: Anthropic only, with ``reveal = "append"``: tooltray's own reveals are a
+            mid-conversation system message of ``tool_addition`` blocks (the request then
+            carries ``betas`` for ``client.beta.messages.create``) instead of a synthetic
+            ``load_tools`` exchange. Off by default: a beta on newer models; a model that
+            refuses it degrades the session to the exchange (one log line, a ``degraded`` event).
         store_wait: seconds a store call may wait for a database another process holds locked;
             past it the turn goes on with what is known and the changes are queued, to be
             written once the database is free (a turn waits out at most one such budget).
@@ -152,6 +157,7 @@ class Settings(BaseSettings):
     learn_max_pairs: int = Field(default=50_000, ge=1)
     store_wait: float = Field(default=1.0, ge=0.0, le=3600.0)
     reveal: Reveal = "append"
+    tool_addition: bool = False
     opening: Literal["priced", "share"] = "priced"
     cost_profile: Literal["latency", "price"] = "latency"
 

@@ -16,7 +16,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tooltray.memory.core.menu import bundle_menu as bundle_menu  # re-exported for callers
-from tooltray.memory.core.requests import anthropic_messages, responses_input, unsearched
+from tooltray.memory.core.requests import (
+    ADDITION_BETA,
+    anthropic_messages,
+    responses_input,
+    unsearched,
+)
 from tooltray.memory.core.reveal import weave
 from tooltray.memory.metatools.specs import LOAD_TOOLS
 from tooltray.tools.deferred import DEFERRED_PATHS, render_revealing
@@ -72,6 +77,8 @@ class PromptView:
         bundles: the bundles the Responses namespaces of ``deferred`` are named after.
         reveals: ``(user turn, tools)``: tooltray's own reveals, which :meth:`request` lays
             out as a synthetic search exchange before that turn's user message (``deferring``).
+        addition: Anthropic reveals are ``tool_addition`` blocks in a system message instead
+            of that exchange (the ``tool_addition`` setting); :meth:`request` adds the beta.
     """
 
     session_id: str
@@ -92,6 +99,7 @@ class PromptView:
     deferred: tuple[ToolSpec, ...] = field(default=())
     bundles: tuple[Bundle, ...] = field(default=())
     reveals: tuple[tuple[int, tuple[ToolSpec, ...]], ...] = field(default=())
+    addition: bool = False
 
     def tools(self, path: str | None = None) -> list[dict[str, Any]]:
         """The ``tools=`` list for ``path`` (default: the view's own native path)."""
@@ -107,13 +115,15 @@ class PromptView:
         ``chat.completions.create``, ``responses.create`` or ``messages.create`` (add the model).
 
         Anthropic gets ``system`` + ``messages``, Responses ``instructions`` + ``input``, Chat
-        Completions and the text path ``messages``; ``tools`` when there are any.
+        Completions and the text path ``messages``; ``tools`` when there are any; ``betas``
+        when Anthropic reveals with ``tool_addition`` (send it with ``client.beta.messages``).
         """
         if self.path in DEFERRED_PATHS:
             body = self._conversation(history)
         else:
             body = {"messages": self.messages(history)}
-        return {k: v for k, v in {**body, "tools": self.tools()}.items() if v}
+        betas = [ADDITION_BETA] if self.addition else []
+        return {k: v for k, v in {**body, "tools": self.tools(), "betas": betas}.items() if v}
 
     def _conversation(self, history: Sequence[dict[str, Any]]) -> dict[str, Any]:
         """Anthropic's or Responses' system text and conversation: reveals as the provider's own
@@ -124,7 +134,8 @@ class PromptView:
             rest = unsearched(rest, {s.name: s for s in self.revealed})
         system, reveals = self.system_text(theirs), dict(self.reveals)
         if self.path == "anthropic":
-            return {"system": system, "messages": anthropic_messages(rest, reveals)}
+            messages = anthropic_messages(rest, reveals, self.addition)
+            return {"system": system, "messages": messages}
         return {"instructions": system, "input": responses_input(rest, reveals)}
 
     def messages(self, history: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -33,6 +33,9 @@ Reveals = Mapping[int, Sequence[ToolSpec]]
 Message = dict[str, Any]
 T = TypeVar("T")
 REFUSAL_WORDS = ("defer_loading", "tool_reference", "tool_search", "namespace", "beta")
+ADDITION_WORDS = ("tool_addition", "mid-conversation", "system message", "role: system", "beta")
+ADDITION_BETA = "mid-conversation-tool-changes-2026-07-01"
+"""The Anthropic beta that takes ``tool_addition`` blocks naming tools declared in ``tools``."""
 
 
 def reveal_id(turn: int) -> str:
@@ -40,15 +43,20 @@ def reveal_id(turn: int) -> str:
     return f"tooltray_reveal_{turn}"
 
 
-def reveal_exchange(path: str, turn: int, specs: Sequence[ToolSpec]) -> list[Message]:
+def reveal_exchange(
+    path: str, turn: int, specs: Sequence[ToolSpec], addition: bool = False
+) -> list[Message]:
     """Turn ``turn``'s reveal of ``specs`` as the provider's own search call and its answer.
 
     Anthropic: an assistant ``load_tools`` ``tool_use`` and a user ``tool_result`` holding one
-    ``tool_reference`` block per tool. Responses: a ``tool_search_call`` / ``tool_search_output``.
+    ``tool_reference`` block per tool, or (``addition``) one system message of ``tool_addition``
+    blocks. Responses: a ``tool_search_call`` / ``tool_search_output``.
     """
     if not specs:
         return []
     call_id, names = reveal_id(turn), [s.name for s in specs]
+    if addition and path == "anthropic":
+        return [{"role": "system", "content": [_addition(n) for n in names]}]
     answer = search_answer(path, call_id, specs)
     if path != "anthropic":
         return [search_call(call_id, {"tools": names}), answer]
@@ -56,7 +64,13 @@ def reveal_exchange(path: str, turn: int, specs: Sequence[ToolSpec]) -> list[Mes
     return [{"role": "assistant", "content": [use]}, {"role": "user", "content": [answer]}]
 
 
-def anthropic_messages(history: Sequence[Message], reveals: Reveals) -> list[Message]:
+def _addition(name: str) -> dict[str, Any]:
+    return {"type": "tool_addition", "tool": {"type": "tool_reference", "name": name}}
+
+
+def anthropic_messages(
+    history: Sequence[Message], reveals: Reveals, addition: bool = False
+) -> list[Message]:
     """Anthropic ``messages`` from an OpenAI-style history (leading system messages removed).
 
     Tool calls become ``tool_use`` blocks, tool messages ``tool_result`` blocks in a user
@@ -68,7 +82,7 @@ def anthropic_messages(history: Sequence[Message], reveals: Reveals) -> list[Mes
     for message in history:
         if message.get("role") == "user":
             turn += 1
-            for extra in reveal_exchange("anthropic", turn, reveals.get(turn, ())):
+            for extra in reveal_exchange("anthropic", turn, reveals.get(turn, ()), addition):
                 _push(out, extra["role"], extra["content"])
         _push(out, *_anthropic(message))
     return out
@@ -238,8 +252,12 @@ def _listing(names: Sequence[str], listed: Mapping[str, ToolSpec]) -> str:
 def refuses_deferral(exc: BaseException) -> bool:
     """Whether ``exc`` is a provider's 400 about deferral (``defer_loading``, tool search, a
     beta): the model or endpoint does not support it, so the session must use the bridge."""
+    return _refuses(exc, REFUSAL_WORDS)
+
+
+def _refuses(exc: BaseException, words: Sequence[str]) -> bool:
     status = getattr(exc, "status_code", None)
-    return status == 400 and any(word in str(exc).lower() for word in REFUSAL_WORDS)
+    return status == 400 and any(word in str(exc).lower() for word in words)
 
 
 def send_revealing(
@@ -251,10 +269,23 @@ def send_revealing(
     """Prepare the turn, build its request and ``send`` it; a provider that refuses deferral
     degrades the session to the ``call_tool`` bridge and the turn is sent again, never failed."""
     view = trinket.prepare(session_id, history)
-    try:
-        return send(view.request(history))
-    except Exception as exc:
-        if not (view.deferring and refuses_deferral(exc)):
-            raise
+    for _ in range(2):  # tool_addition -> the load_tools exchange -> the call_tool bridge
+        try:
+            return send(view.request(history))
+        except Exception as exc:
+            if not degrade(trinket, session_id, view, exc):
+                raise
+        view = trinket.prepare(session_id, history)
+    return send(view.request(history))
+
+
+def degrade(trinket: ToolLoaderTrinket, session_id: str, view: Any, exc: BaseException) -> bool:
+    """Step the session down one reveal mode when ``exc`` is the provider refusing the one its
+    request used (``tool_addition``, else deferral); ``False`` for any other failure."""
+    if view.addition and _refuses(exc, ADDITION_WORDS):
+        trinket.degrade_reveal(session_id, str(exc), to="exchange")
+        return True
+    if view.deferring and refuses_deferral(exc):
         trinket.degrade_reveal(session_id, str(exc))
-    return send(trinket.prepare(session_id, history).request(history))
+        return True
+    return False

@@ -50,6 +50,13 @@ def defers(path: str, reveal: str, meta: Mapping[str, object]) -> bool:
     return reveal == "append" and path in DEFERRED_PATHS and not meta.get("bridged")
 
 
+def adds(path: str, addition: bool, meta: Mapping[str, object]) -> bool:
+    """Whether a deferring session reveals with Anthropic ``tool_addition`` blocks: the
+    ``tool_addition`` setting on the anthropic path, unless the model refused them (meta
+    ``addition_refused``)."""
+    return addition and path == "anthropic" and not meta.get("addition_refused")
+
+
 def note(specs: Sequence[ToolSpec], native: bool) -> str:
     """The text that reveals ``specs``: one line each, and how to call them on this path."""
     if not specs:

@@ -33,7 +33,7 @@ from tooltray.memory.core.lifecycle import evict, expire_fallback
 from tooltray.memory.core.planner import Plan, Planner
 from tooltray.memory.core.prompt import PromptView
 from tooltray.memory.core.results import ResultShelf
-from tooltray.memory.core.reveal import defers, note, stored_reveals
+from tooltray.memory.core.reveal import adds, defers, note, stored_reveals
 from tooltray.memory.core.session import (
     SessionState,
     ViewMode,
@@ -271,17 +271,29 @@ class ToolLoaderTrinket:
             self.journal.after(lambda: announce(state, out, escape))
             return out.text + self._reveal_note(state, out.added), False
 
-    def degrade_reveal(self, session_id: str, reason: str) -> None:
-        """The provider refused deferred tools (a 400 on an unsupported model or beta): reveal
-        this session's tools through notes and the ``call_tool`` bridge from now on, so the turn
-        is sent again rather than failed. Logged once and recorded as a ``degraded`` event."""
+    def degrade_reveal(self, session_id: str, reason: str, to: str = "bridge") -> None:
+        """The provider refused how this session reveals (a 400 on an unsupported model or
+        beta): from now on reveal through the ``call_tool`` bridge and notes (``to="bridge"``:
+        deferral refused) or the synthetic ``load_tools`` exchange (``to="exchange"``:
+        ``tool_addition`` refused), so the turn is sent again rather than failed. Logged once
+        and recorded as a ``degraded`` event."""
         with self._lock, self.journal.call():
             state = self._state(session_id)
-            if not self._defers(state):
+            if not self._reveals_by(state, to):
                 return
-            log.warning("tooltray session %s: deferred tools refused, using call_tool", session_id)
+            refused = "tool_addition" if to == "exchange" else "deferred tools"
+            how = "a load_tools exchange" if to == "exchange" else "call_tool"
+            log.warning("tooltray session %s: %s refused, using %s", session_id, refused, how)
             event = self._event(state, "degraded", None, f"reveal: {reason}"[:500])
-            self.journal.commit(state, Changes(meta={"bridged": True}, events=[event]))
+            meta: SessionMeta = {"bridged": True}
+            meta = {"addition_refused": True} if to == "exchange" else meta
+            self.journal.commit(state, Changes(meta=meta, events=[event]))
+
+    def _reveals_by(self, state: SessionState, below: str) -> bool:
+        """Whether the session still uses the mode above ``below`` (not yet stepped down)."""
+        settings, meta = self.settings, state.snapshot.meta
+        adding = adds(settings.path, settings.tool_addition, meta)
+        return self._defers(state) and (adding or below != "exchange")
 
     def refuse(self, session_id: str, tool: str, reason: str) -> None:
         """Record that a call to ``tool`` was refused (not allowed, unknown, bad arguments)."""

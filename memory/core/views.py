@@ -14,7 +14,7 @@ from tooltray.events import signals as sig
 from tooltray.memory.config import Settings
 from tooltray.memory.core.planner import Planner
 from tooltray.memory.core.prompt import NATIVE_PATHS, PromptView, compose, prefix_digest
-from tooltray.memory.core.reveal import defers, note, split_loaded, stored_reveals
+from tooltray.memory.core.reveal import adds, defers, note, split_loaded, stored_reveals
 from tooltray.memory.core.session import SessionState, ViewMode
 from tooltray.memory.metatools.specs import shown_meta_specs
 from tooltray.memory.store.records import TurnRecord
@@ -74,7 +74,8 @@ def selected_view(
     view = replace(view, revealed=tuple(revealed), loaded=loaded)
     reveals = _by_turn(stored_reveals(meta.get("reveals")) if stored is not None else [])
     if deferring:
-        return _deferring(view, registry, reveals)
+        addition = adds(settings.path, settings.tool_addition, meta)
+        return replace(_deferring(view, registry, reveals), addition=addition)
     return replace(view, notes=_notes(reveals, registry, planner, native))
 
 

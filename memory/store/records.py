@@ -52,6 +52,8 @@ class SessionMeta(TypedDict, total=False):
             and come back after a restart.
         bridged: the provider refused deferred tools for this session (a 400 on an unsupported
             model or beta): its reveals go through the ``call_tool`` bridge from then on.
+        addition_refused: the model refused ``tool_addition`` blocks (``tool_addition``
+            setting): its reveals are the synthetic ``load_tools`` exchange from then on.
     """
 
     selected: bool
@@ -61,6 +63,7 @@ class SessionMeta(TypedDict, total=False):
     prefix: list[str]
     reveals: list[list[Any]]
     bridged: bool
+    addition_refused: bool
 
 
 def as_meta(stored: object) -> SessionMeta:

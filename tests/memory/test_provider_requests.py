@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+import warnings
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,9 @@ import anthropic
 import httpx2
 import openai
 import pytest
+from anthropic.types.beta.message_create_params import (
+    MessageCreateParamsNonStreaming as BetaMessageCreateParams,
+)
 from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
 from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
 from openai.types.responses.response_create_params import ResponseCreateParamsNonStreaming
@@ -29,7 +33,7 @@ from pydantic import ConfigDict, TypeAdapter
 
 from tooltray.events import TurnCompleted, emit, turn_completed
 from tooltray.memory import Settings, ToolLoaderTrinket
-from tooltray.memory.core.requests import load_answer, send_revealing
+from tooltray.memory.core.requests import ADDITION_BETA, load_answer, send_revealing
 from tooltray.memory.metatools.specs import CALL_TOOL
 from tooltray.tools.deferred import search_call
 from tooltray.tools.demo import demo_registry
@@ -255,3 +259,71 @@ def test_a_refused_deferral_degrades_to_the_bridge_without_failing_the_turn(
     assert "Tools now available" in json.dumps(bridged)  # the reveal is a note now
     assert kinds.count("degraded") == 1 and not view.deferring
     assert len([r for r in caplog.records if "deferred tools refused" in r.message]) == 1
+
+
+with warnings.catch_warnings():  # the SDK's fallback param allows extra keys; forbid the rest
+    warnings.simplefilter("ignore")
+    BETA_TYPES: TypeAdapter[Any] = TypeAdapter(list[BetaMessageCreateParams], config=FORBID)
+
+
+def adding_trinket(tmp_path: Path) -> ToolLoaderTrinket:
+    url = f"sqlite:///{tmp_path / 'tooltray.db'}"
+    settings = Settings(db=url, context_window=8192, path="anthropic", tool_addition=True)
+    return ToolLoaderTrinket(demo_registry(), settings=settings)
+
+
+def test_anthropic_tool_addition_reveals_in_a_system_message_under_the_beta(
+    tmp_path: Path,
+) -> None:
+    """``tool_addition = True``: the turn's reveal is one system message of ``tool_addition``
+    blocks naming the deferred tools, just before the user's message; the prefix and the first
+    turn stay byte-identical; both requests pass the SDK's beta request type."""
+    with adding_trinket(tmp_path) as trinket:
+        first, second, view = two_turns(trinket)
+    for body in (first, second):
+        drained(BETA_TYPES.validate_python([{"model": "m", "max_tokens": 64, **body}]))
+    assert second["betas"] == [ADDITION_BETA] and view.addition
+    assert canonical_json(first["tools"]) == canonical_json(second["tools"])
+    assert second["system"] == first["system"]
+    assert second["messages"][: len(first["messages"])] == first["messages"]
+    added, user = second["messages"][-2:]
+    names = [s.name for s in view.revealed]
+    tool = [{"type": "tool_addition", "tool": {"type": "tool_reference", "name": n}} for n in names]
+    assert names and added == {"role": "system", "content": tool}
+    assert user == {"role": "user", "content": [{"type": "text", "text": LATER}]}
+    assert set(names) <= names_in(second["tools"], deferred=True)
+
+
+def test_a_refused_tool_addition_steps_down_to_the_exchange_then_the_bridge(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A model without the beta refuses ``tool_addition`` (the session reveals by the
+    ``load_tools`` exchange), then one without tool search refuses deferral (the bridge): each
+    step is one log line and one ``degraded`` event, and the turn is answered."""
+    sent: list[str] = []
+
+    def provider(body: dict[str, Any]) -> str:
+        text = json.dumps(body)
+        sent.append(text)
+        for word in ("tool_addition", "defer_loading"):
+            if word in text:
+                raise anthropic.BadRequestError(
+                    f"Error code: 400 - {word} is not supported for this model",
+                    response=httpx2.Response(400, request=httpx2.Request("POST", "https://x")),
+                    body=None,
+                )
+        return "ok"
+
+    history = list(HISTORY)
+    with adding_trinket(tmp_path) as trinket:
+        two_turns(trinket)
+        with caplog.at_level(logging.WARNING, logger="tooltray"):
+            assert send_revealing(trinket, "s", history, provider) == "ok"
+        kinds = [e.kind for e in trinket.store.history("s")]
+        meta = trinket.state("s").snapshot.meta
+    assert len(sent) == 3 and "tool_addition" in sent[0]
+    assert "tool_reference" in sent[1] and "tool_addition" not in sent[1]
+    assert "Tools now available" in sent[2] and "defer_loading" not in sent[2]
+    assert kinds.count("degraded") == 2 and meta.get("addition_refused") and meta.get("bridged")
+    lines = [r.message for r in caplog.records if "refused" in r.message]
+    assert len(lines) == 2 and "tool_addition refused" in lines[0]
