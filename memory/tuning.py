@@ -164,3 +164,27 @@ def needed(z: float, top: float) -> float:
     share = z / top if top > 0 else 0.0
     by_share = next((c for floor, c in NEEDED_BY_SHARE if share >= floor), NEEDED_FLOOR)
     return max(by_z, by_share)
+
+
+# ----- learned signals (memory/learning: companions and past requests) ---------------------------
+#: pseudo-count beside a tool's own co-use weight: one session's co-use gives 0.25, two 0.4, under
+#: the companion bar 0.3, so a habit pulls a mate in and a coincidence does not (session, history)
+COMPANION_PRIOR = 3.0
+#: mates seen in under this share of a tool's turns are not read: too weak to matter (session)
+COMPANION_MIN_SHARE = 0.05
+#: past requests that vote for a message's tools: more dilutes the nearest ones (session, history)
+PAST_NEAREST = 5
+#: cosine under which a past request does not vote; MiniLM's unrelated ones: 0.1-0.3 (session)
+PAST_MIN_SIMILARITY = 0.5
+
+# ----- near-duplicate tools (memory/retrieval/twins.py; bench/README.md "Catalog lint") ----------
+#: z over the catalog's pair cosines that makes a pair a candidate alone: few related pairs (lint)
+TWIN_STRONG_Z = 5.0
+#: a weaker z that is a candidate with a high cosine or similar names (lint)
+TWIN_PAIR_Z = 4.0
+#: a cosine that is a candidate outright, for catalogs too small for a distribution (lint)
+TWIN_HIGH_COSINE = 0.85
+#: name similarity that lets a TWIN_PAIR_Z pair in: renamed copies of one tool (lint)
+TWIN_SIMILAR_NAME = 0.7
+#: words of a description put to the retriever as a query: longer costs time, not findings (lint)
+TWIN_QUERY_WORDS = 40

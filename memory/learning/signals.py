@@ -21,20 +21,15 @@ from tooltray.memory.embedders.dot import dot_rows
 from tooltray.memory.learning.matrix import RequestMatrix
 from tooltray.memory.store.base import BaseStore
 from tooltray.memory.store.records import LearnedMate, PastRequest
+from tooltray.memory.tuning import (
+    COMPANION_MIN_SHARE,
+    COMPANION_PRIOR,
+    PAST_MIN_SIMILARITY,
+    PAST_NEAREST,
+)
 
 log = logging.getLogger("tooltray")
 Allowed = Callable[[str], bool]
-
-PRIOR = 3.0
-"""Pseudo-count (in today's scale) added to a tool's own weight: one fresh co-use gives 0.25 and
-two 0.4, so a single session that happened to use two tools together pulls nothing in (the
-companion bar is 0.3), while a habit seen in most of a tool's turns approaches its share;
-evidence that is not renewed fades towards 0 as its weight decays below the prior."""
-NEAREST = 5
-MIN_SIMILARITY = 0.5
-"""Cosine below which a past turn is not asked (MiniLM: unrelated requests sit near 0.1-0.3)."""
-MIN_SHARE = 0.05
-"""Mates seen with a tool in under this share of its turns are not read (too weak to matter)."""
 
 
 class StoreSignals:
@@ -61,11 +56,11 @@ class StoreSignals:
         if not asked:
             return {}
         try:
-            rows, clock = self.store.learned_mates(asked, MIN_SHARE)
+            rows, clock = self.store.learned_mates(asked, COMPANION_MIN_SHARE)
         except Exception as exc:  # noqa: BLE001 - hints must never cost the turn
             log.debug("tooltray: learned companions unavailable: %s", exc)
             return {}
-        prior = PRIOR * 2.0 ** ((clock.newest - clock.epoch) / self.half_life)
+        prior = COMPANION_PRIOR * 2.0 ** ((clock.newest - clock.epoch) / self.half_life)
         return self._strengths(rows, set(asked), prior)
 
     def _strengths(
@@ -86,7 +81,7 @@ class StoreSignals:
     ) -> dict[str, float]:
         """Votes of the nearest past turns: similarity-weighted share of them that used a tool.
 
-        A past turn is asked when it is at least :data:`MIN_SIMILARITY` close to one of the
+        A past turn is asked when it is at least :data:`PAST_MIN_SIMILARITY` close to one of the
         messages; that message's weight (default: the latest 1, each earlier one half) then
         scales its vote, so an earlier request still finds its past turns at full similarity.
         Turns ``session`` taught never vote.
@@ -105,7 +100,7 @@ class StoreSignals:
         if matrix is None or matrix.shape[1] != query.shape[1]:
             return {}
         sims = self._similarities(matrix, query, version)
-        scaled = np.where(sims >= MIN_SIMILARITY, sims * _weights(len(query), weights), 0.0)
+        scaled = np.where(sims >= PAST_MIN_SIMILARITY, sims * _weights(len(query), weights), 0.0)
         return self._votes(np.where(own, 0.0, scaled.max(axis=1)), ids, tools, newest)
 
     def _similarities(
@@ -124,7 +119,7 @@ class StoreSignals:
     def _votes(
         self, best: NDArray[np.float32], ids: Any, tools: list[list[str]], newest: int
     ) -> dict[str, float]:
-        k = min(NEAREST, len(best))
+        k = min(PAST_NEAREST, len(best))
         near = np.argpartition(-best, k - 1)[:k]
         near = near[best[near] > 0]
         if not len(near):

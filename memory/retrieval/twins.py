@@ -5,12 +5,13 @@ tools registered while an agent runs, by the trinket (:mod:`~tooltray.memory.cor
 
 One rule for 7 tools and for 4,000. Two tools with the same description and parameters (case
 and spacing aside) are twins whatever the catalog. Any other pair is a candidate when its cosine
-stands out from the catalog's pairs (:data:`STRONG_Z` deviations above the mean, or
-:data:`PAIR_Z` with a high cosine or similar names) or is high outright (:data:`HIGH_COSINE`,
+stands out from the catalog's pairs (``TWIN_STRONG_Z`` deviations above the mean, or
+``TWIN_PAIR_Z`` with a high cosine or similar names) or is high outright (``TWIN_HIGH_COSINE``,
 for catalogs too small to have a distribution), and is reported only when the retriever confuses
 it: a query made of one tool's description ranks the other first (with tooltray's own index).
 A z-score alone flagged thousands of merely related pairs on 2-4k-tool catalogs (bfcl 2,792, of
-whose 300 strongest the retriever confused 32); ``bench/README.md`` has the counts.
+whose 300 strongest the retriever confused 32); ``bench/README.md`` has the counts, and
+:mod:`tooltray.memory.tuning` the values.
 """
 
 from __future__ import annotations
@@ -30,17 +31,19 @@ from tooltray.memory.retrieval.similarity import (
     unit_vectors,
 )
 from tooltray.memory.retrieval.text import doc_text
+from tooltray.memory.tuning import (
+    TWIN_HIGH_COSINE,
+    TWIN_PAIR_Z,
+    TWIN_QUERY_WORDS,
+    TWIN_SIMILAR_NAME,
+    TWIN_STRONG_Z,
+)
 from tooltray.tools.boilerplate import bundle_spans, strip_spans
 from tooltray.tools.finding import Finding, Severity
 from tooltray.tools.names import match_key
 from tooltray.tools.spec import ToolSpec
 
 KIND = "near-duplicate"
-STRONG_Z = 5.0
-PAIR_Z = 4.0
-HIGH_COSINE = 0.85
-SIMILAR_NAME = 0.7
-QUERY_WORDS = 40
 
 Ranker = Callable[[str], str | None]  # query -> the name the retriever ranks first
 
@@ -58,9 +61,9 @@ class Pair:
 
 def flagged(cosine: float, z: float, name: float) -> bool:
     """A candidate pair (the retriever still has to confuse it; see the module docstring)."""
-    if cosine >= HIGH_COSINE:
+    if cosine >= TWIN_HIGH_COSINE:
         return True
-    return z >= STRONG_Z or (z >= PAIR_Z and name >= SIMILAR_NAME)
+    return z >= TWIN_STRONG_Z or (z >= TWIN_PAIR_Z and name >= TWIN_SIMILAR_NAME)
 
 
 def pairs(
@@ -69,7 +72,7 @@ def pairs(
     """Candidate pairs, most alike first (only pairs touching ``rows`` when given)."""
     mean, std = cosine_stats(vectors)
     out = []
-    for i, j, cos in close_pairs(vectors, min(mean + PAIR_Z * std, HIGH_COSINE), rows):
+    for i, j, cos in close_pairs(vectors, min(mean + TWIN_PAIR_Z * std, TWIN_HIGH_COSINE), rows):
         z = (cos - mean) / std
         name = name_similarity(tools[i].name, tools[j].name)
         if flagged(cos, z, name):
@@ -109,7 +112,7 @@ def twin_finding(tools: Sequence[ToolSpec], group: Sequence[int]) -> Finding:
 def query_text(spec: ToolSpec, spans: dict[str, list[str]]) -> str:
     """A request made of the tool's own description, its bundle's boilerplate cut out."""
     text = strip_spans(spec.description, spans.get(spec.bundle or "", []))
-    words = text.split()[:QUERY_WORDS] or spec.name.replace("_", " ").split()
+    words = text.split()[:TWIN_QUERY_WORDS] or spec.name.replace("_", " ").split()
     return " ".join(words)
 
 

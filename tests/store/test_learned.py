@@ -16,10 +16,10 @@ from sqlalchemy import text
 
 from tooltray.memory.cli.main import cli
 from tooltray.memory.learning import StoreSignals
-from tooltray.memory.learning.signals import PRIOR
 from tooltray.memory.store import Changes, Store, Use, current, head, make_engine
 from tooltray.memory.store.migrate import alembic_config
 from tooltray.memory.store.records import Learning, TurnRecord
+from tooltray.memory.tuning import COMPANION_PRIOR
 
 DIM = 8
 
@@ -60,7 +60,9 @@ def test_a_turn_teaches_its_pairs_and_its_request_once(db_url: str) -> None:
         ]
         assert len({w for _, _, w in pairs}) == 1
         found = signals(store).companions(["mv"])
-        assert set(found) == {"cd"} and found["cd"] == pytest.approx(1 / (1 + PRIOR), rel=0.01)
+        assert set(found) == {"cd"} and found["cd"] == pytest.approx(
+            1 / (1 + COMPANION_PRIOR), rel=0.01
+        )
 
 
 def test_next_turn_tools_become_companions_both_ways(db_url: str) -> None:
@@ -71,7 +73,7 @@ def test_next_turn_tools_become_companions_both_ways(db_url: str) -> None:
             teach(store, sid, 2, ["AddAgenda"])
             teach(store, sid, 4, ["QueryStock"])  # turn 3 used nothing: no pair with AddAgenda
         sig = signals(store)
-        expected = 4 / (4 + PRIOR)  # four sessions, each using both: 4 / (own 4 + prior)
+        expected = 4 / (4 + COMPANION_PRIOR)  # four sessions, each using both: 4 / (own 4 + prior)
         assert sig.companions(["AddAgenda"])["GetUserToken"] == pytest.approx(expected, rel=0.01)
         assert sig.companions(["GetUserToken"])["AddAgenda"] == pytest.approx(expected, rel=0.01)
         assert "QueryStock" not in sig.companions(["AddAgenda"])
@@ -86,7 +88,7 @@ def test_decay_lets_a_new_habit_replace_an_old_one(db_url: str) -> None:
             teach(store, "new", turn, ["mv", "cd"], half_life=3.0)
         after = signals(store, 3.0).companions(["mv"])
         steady = sum(2 ** (-j / 3.0) for j in range(5))  # five co-uses, the oldest decayed
-        assert before == pytest.approx(steady / (steady + PRIOR), rel=0.01)
+        assert before == pytest.approx(steady / (steady + COMPANION_PRIOR), rel=0.01)
         assert after.get("ls", 0.0) < 0.1 < 0.5 < after["cd"]
 
 
