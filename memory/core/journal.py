@@ -14,7 +14,7 @@ crash loses at most the turn in flight.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -46,6 +46,7 @@ class Journal:
         self._start_late = start_late
         self._touched: list[SessionState] | None = None
         self._announced: list[Announcement | Callable[[], Any]] = []
+        self._vectors: dict[str, dict[str, Any]] = {}
 
     @contextmanager
     def call(self) -> Iterator[None]:
@@ -61,9 +62,37 @@ class Journal:
             yield
         finally:
             touched, self._touched = self._touched, None
+            self._stage_vectors(touched)
             for state in touched:
                 self._store(state)
             self._announce()
+
+    def get_embeddings(self, embedder_id: str, hashes: Sequence[str]) -> Mapping[str, Any]:
+        """Cached document vectors (the journal is the planner's embedding cache)."""
+        return self.store.get_embeddings(embedder_id, hashes)
+
+    def put_embeddings(self, embedder_id: str, vectors: Mapping[str, Any]) -> None:
+        """Cache document vectors: inside :meth:`call` with the call's one transaction."""
+        if self._touched is None:
+            self.store.put_embeddings(embedder_id, vectors)
+        else:
+            self._vectors.setdefault(embedder_id, {}).update(vectors)
+
+    def _stage_vectors(self, touched: list[SessionState]) -> None:
+        """Put the call's vectors in its first session's change set (stored at once without one)."""
+        staged, self._vectors = self._vectors, {}
+        if not staged:
+            return
+        if not touched:
+            for embedder_id, vectors in staged.items():
+                self.store.put_embeddings(embedder_id, vectors)
+            return
+        state = touched[0]
+        if not state.pending:
+            state.pending.append(Changes())
+        last = state.pending[-1]
+        for embedder_id, vectors in staged.items():
+            last.vectors.setdefault(embedder_id, {}).update(vectors)
 
     def announce(self, signal: NamedSignal, session_id: str, payload: BaseModel) -> None:
         """Emit ``payload`` once the open call is stored (at once outside a call)."""

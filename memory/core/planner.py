@@ -57,7 +57,7 @@ from tooltray.tools.spec import ToolSpec
 from tooltray.tools.tokens import block_tokens, count_tokens, tokens_per_tool
 
 if TYPE_CHECKING:
-    from tooltray.memory.store.base import BaseStore
+    from tooltray.memory.embedders.cache import EmbeddingCache
 
 
 @dataclass
@@ -103,7 +103,8 @@ class Planner:
     Args:
         registry: the tools; only allowed ones are ever proposed.
         settings: caps, growth policy, activation threshold, embedder and skills folder.
-        store: where tool-doc embeddings are cached (``None``: in memory only).
+        store: where tool-doc embeddings are cached (``None``: in memory only); the trinket
+            passes its journal, so a call's vectors go in the call's one transaction.
         signals: what was learned from past sessions (default: nothing, a cold start).
         selector: builds stages 1-3 of selection over the allowed tools (default: the hybrid
             index, :func:`~tooltray.memory.retrieval.selector.build_selector`).
@@ -113,7 +114,7 @@ class Planner:
         self,
         registry: ToolRegistry,
         settings: Settings,
-        store: BaseStore | None = None,
+        store: EmbeddingCache | None = None,
         signals: SelectionSignals | None = None,
         selector: SelectorFactory = build_selector,
     ):

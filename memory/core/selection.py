@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from tooltray.memory.config import Settings
     from tooltray.memory.core.skills import Skill, SkillLibrary
     from tooltray.memory.embedders.base import Embedder, Progress
-    from tooltray.memory.store.base import BaseStore
+    from tooltray.memory.embedders.cache import EmbeddingCache
     from tooltray.tools.spec import ToolSpec
 
 CHOSEN_BY_MODEL = ("escape", "manual", "fallback")
@@ -91,7 +91,7 @@ class SkillRecall(Protocol):
 
 
 SelectorFactory = Callable[
-    ["Sequence[ToolSpec]", "Settings", "BaseStore | None", "Progress | None"], Selector
+    ["Sequence[ToolSpec]", "Settings", "EmbeddingCache | None", "Progress | None"], Selector
 ]
 """Builds a selector over the allowed tools (``progress(done, total)`` while it embeds them)."""
 

@@ -113,7 +113,7 @@ class ToolLoaderTrinket:
         self.signals: SelectionSignals = learned_signals(
             self.store, self.registry.is_allowed, self.settings
         )
-        self.planner = planner or Planner(self.registry, self.settings, self.store, self.signals)
+        self.planner = planner or Planner(self.registry, self.settings, self.journal, self.signals)
         self.shelf = ResultShelf(self.store, self.settings.result_max_chars)
         self._sessions: dict[str, SessionState] = {}
         self._lock = threading.RLock()

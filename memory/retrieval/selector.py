@@ -50,7 +50,7 @@ from tooltray.tools.spec import ToolSpec
 
 if TYPE_CHECKING:
     from tooltray.memory.core.skills import Skill, SkillLibrary
-    from tooltray.memory.store.base import BaseStore
+    from tooltray.memory.embedders.cache import EmbeddingCache
 
 Part = tuple[conv.MessageScores, Scored, Any]
 """One message's scores, its calibrated score rows and its whole-message vector (or ``None``)."""
@@ -328,7 +328,7 @@ def _candidates(hits: Sequence[Hit]) -> list[Candidate]:
     return [Candidate(h.name, _source(h), float(h.score)) for h in hits]
 
 
-def make_embedder(settings: Settings, store: BaseStore | None) -> Embedder:
+def make_embedder(settings: Settings, store: EmbeddingCache | None) -> Embedder:
     """The embedder the settings name, with document embeddings cached in ``store``."""
     inner: Embedder
     if settings.embedder == "openai":
@@ -341,7 +341,7 @@ def make_embedder(settings: Settings, store: BaseStore | None) -> Embedder:
 def build_selector(
     specs: Sequence[ToolSpec],
     settings: Settings,
-    store: BaseStore | None,
+    store: EmbeddingCache | None,
     progress: Progress | None = None,
 ) -> IndexSelector:
     """Embed the catalog (cached) and build the hybrid index; raises EmbedderError when down."""

@@ -3,7 +3,8 @@
 The rules mirror :func:`tooltray.memory.core.session.apply_local`: the turn counter only moves
 forward, a load appends after the last position (existing tools never move), a real load upgrades a
 fallback load in place, and a use raises ``last_used_turn`` to the max. Every step writes history.
-A change whose guard finds it already made (see :class:`Changes`) writes nothing.
+A change whose guard finds it already made (see :class:`Changes`) writes nothing but its
+document vectors (the embedding cache).
 """
 
 from __future__ import annotations
@@ -30,6 +31,11 @@ class _Row:
 def apply_changes(conn: Connection, session_id: str, changes: Changes) -> SessionSnapshot:
     """Apply ``changes`` to ``session_id`` inside the caller's (write) transaction."""
     now = utcnow()
+    if changes.vectors:
+        from tooltray.memory.store.embeddings import write_embeddings  # numpy: only when needed
+
+        for embedder_id, vectors in changes.vectors.items():
+            write_embeddings(conn, embedder_id, vectors)
     session, existed = _lock_session(conn, session_id, now)
     if changes.skipped(as_meta(session.meta), existed):
         return _stored(conn, session_id, session)

@@ -68,6 +68,8 @@ class MemoryStore:
         before = self._sessions.get(session_id)
         existed = before is not None
         current = before or empty_snapshot(session_id)
+        for embedder_id, vectors in changes.vectors.items():
+            self._cache(embedder_id, vectors)
         if changes.skipped(current.meta, existed):
             self._sessions[session_id] = current
             return current
@@ -130,10 +132,14 @@ class MemoryStore:
     def put_embeddings(self, embedder_id: str, vectors: Mapping[str, NDArray[Any]]) -> None:
         """Cache ``vectors`` as float32; already cached hashes are kept."""
         with self._lock:
-            for digest, vector in vectors.items():
-                key = (embedder_id, digest)
-                if key not in self._vectors:
-                    self._vectors[key] = np.asarray(vector, dtype=np.float32).copy()
+            self._cache(embedder_id, vectors)
+
+    def _cache(self, embedder_id: str, vectors: Mapping[str, NDArray[Any]]) -> None:
+        """Cache ``vectors``, under the caller's lock."""
+        for digest, vector in vectors.items():
+            key = (embedder_id, digest)
+            if key not in self._vectors:
+                self._vectors[key] = np.asarray(vector, dtype=np.float32).copy()
 
     def put_result(self, handle: str, session_id: str, turn: int, tool: str, content: str) -> None:
         """Keep ``content`` under ``handle`` (putting it again replaces it)."""

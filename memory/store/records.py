@@ -216,7 +216,7 @@ class Changes:
     Two guards make one-time steps idempotent when several processes (or a restarted one) race
     to take them: ``only_new`` (a session start) applies only if the session did not exist yet,
     and ``unless`` skips the change when the stored meta already holds one of its values (a
-    selection another process made first). A skipped change writes nothing at all.
+    selection another process made first). A skipped change writes nothing but its ``vectors``.
     """
 
     turn: int | None = None
@@ -231,6 +231,9 @@ class Changes:
     unless: SessionMeta | None = None
     learn: Learning | None = None
     usage: TurnUsage | None = None
+    vectors: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Document vectors the call embedded (embedder id -> content hash -> vector): the embedding
+    cache, written in the same transaction whatever the guards say; no effect on the session."""
 
     def skipped(self, meta: SessionMeta, existed: bool) -> bool:
         """True when a guard says this change was already made (by another process)."""
@@ -253,6 +256,7 @@ class Changes:
             or self.meta
             or self.learn
             or self.usage
+            or self.vectors
         )
 
 

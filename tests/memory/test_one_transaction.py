@@ -20,6 +20,7 @@ from tooltray.events import payloads as p
 from tooltray.events import signals as sig
 from tooltray.memory.config import Settings
 from tooltray.memory.core.trinket import ToolLoaderTrinket
+from tooltray.memory.embedders.cache import clear_memo
 from tooltray.memory.store import Store
 from tooltray.tools.demo import demo_registry
 
@@ -73,6 +74,20 @@ def test_each_public_call_commits_at_most_once(
     assert commits.take() == 1, "a later turn with growth"
     trinket.handle_meta("s", "load_tools", {"query": "convert a currency amount"})
     assert commits.take() == 1, "a load_tools query"
+
+
+def test_a_first_prepare_that_embeds_the_catalog_commits_once(tmp_path: Path) -> None:
+    """The catalog's vectors, embedded by the first ``prepare``, go in the call's one commit."""
+    url = f"sqlite:///{tmp_path / 'tooltray.db'}"
+    store = Store(url)
+    clear_memo()  # nothing embedded yet, in this process or in the store
+    with ToolLoaderTrinket(demo_registry(), store, settings=Settings(db=url)) as trinket:
+        commits = Commits(store)
+        trinket.prepare("s", [user("What is the weather in Oslo tomorrow?")])
+        assert commits.take() == 1, "a first prepare on a never-embedded catalog"
+    with store.engine.connect() as conn:
+        stored = conn.exec_driver_sql("SELECT count(*) FROM embeddings").scalar()
+    assert stored, "the vectors were stored with it"
 
 
 def test_signals_fire_after_the_commit(counted: tuple[ToolLoaderTrinket, Commits]) -> None:
