@@ -132,7 +132,7 @@ def session_state(store: DryStore, session_id: str | None) -> SessionState:
 def dry_planner(registry: ToolRegistry, settings: Settings, store: DryStore) -> Planner:
     """A planner like the trinket's (same settings, same learned signals), over ``store``."""
     from tooltray.memory.core.planner import Planner
-    from tooltray.memory.learning.update import learned_signals
+    from tooltray.memory.learning.lessons import learned_signals
 
     narrowed = registry.narrowed(settings.allow, settings.deny or ())
     signals = learned_signals(store, narrowed.is_allowed, settings)

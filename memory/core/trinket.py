@@ -48,7 +48,7 @@ from tooltray.memory.core.views import (
     selected_view,
     turn_record,
 )
-from tooltray.memory.learning.update import learned_signals, lesson
+from tooltray.memory.learning.lessons import learned_signals, lesson
 from tooltray.memory.metatools.dispatch import announce, dispatch, mark_escape
 from tooltray.memory.metatools.effects import Search
 from tooltray.memory.metatools.specs import (

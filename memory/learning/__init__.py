@@ -6,10 +6,8 @@ learned is read back by :class:`StoreSignals` (the planner's
 :func:`prune_history` drops old raw history without touching what was learned.
 """
 
-from tooltray.memory.learning.matrix import RequestMatrix
+from tooltray.memory.learning.lessons import RequestMatrix, StoreSignals, learned_signals, lesson
 from tooltray.memory.learning.prune import PruneReport, prune_history
-from tooltray.memory.learning.signals import StoreSignals
-from tooltray.memory.learning.update import learned_signals, lesson
 
 __all__ = [
     "PruneReport",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tooltray.memory.learning.matrix import RequestMatrix
+from tooltray.memory.learning.lessons import RequestMatrix
 
 
 def test_session_masks_follow_appends_and_evictions_and_codes_stay_bounded() -> None:

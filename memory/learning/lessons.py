@@ -1,0 +1,343 @@
+"""What a turn teaches and how selection reads it back: one module, one concept (learning).
+
+The matrix (:class:`RequestMatrix`): past-request vectors, appended at the end and dropped from the
+front. The store evicts the oldest rows and adds new ones every learned turn; copying a 10,000 x 384
+matrix for each would cost more than the selection it serves. Rows live in a buffer with spare
+capacity; eviction only moves a start offset, and the buffer is compacted when it fills up.
+
+The signals (:class:`StoreSignals`): SelectionSignals over the store, co-use companions and votes of
+the nearest past requests. Every answer is read from the database, so a second process sees what the
+first learned. The past-request vectors are the one thing kept in memory: a numpy matrix loaded once
+per process and refreshed incrementally (rows with an id above the last one seen; rows the store
+evicted are dropped), so 10,000 past turns cost one matrix product per selection. Any failure
+answers ``{}``: a broken or locked database must never cost the turn, it only costs the hints.
+
+The lesson (:func:`lesson`): what a finished turn teaches, built at ``turn-completed`` from the
+turn's own records. The trinket notes each allowed tool the turn used (``tool-used``) and the turn's
+latest user message; the planner already embedded that message to select or grow, so its vector is
+usually a memo lookup. The result rides on the turn's :class:`Changes` and is stored in its
+transaction.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from tooltray.memory.config import Settings
+from tooltray.memory.embedders.dot import dot_rows
+from tooltray.memory.store.base import BaseStore
+from tooltray.memory.store.records import LearnedMate, Learning, PastRequest
+from tooltray.memory.tuning import (
+    COMPANION_MIN_SHARE,
+    COMPANION_PRIOR,
+    PAST_MIN_SIMILARITY,
+    PAST_NEAREST,
+)
+
+if TYPE_CHECKING:
+    from tooltray.memory.retrieval.past import SelectionSignals
+
+
+class RequestMatrix:
+    """Past requests in id order: vectors, ids, the tools each one led to and its session (as a
+    small integer code, so one session's rows are masked in one vector comparison)."""
+
+    def __init__(self) -> None:
+        self._buf: NDArray[np.float32] | None = None
+        self._ids = np.zeros(0, np.int64)
+        self._sessions = np.zeros(0, np.int64)
+        self._codes: dict[str, int] = {}
+        self._tools: list[list[str]] = []
+        self._start = 0
+        self._end = 0
+        self.version = 0
+        """Counts changes to the live rows: similarities computed at one version stay valid."""
+
+    @property
+    def dim(self) -> int | None:
+        """The vectors' dimension (``None`` while empty)."""
+        return None if self._buf is None else int(self._buf.shape[1])
+
+    def last_id(self) -> int:
+        """The newest id held (0 while empty)."""
+        return int(self._ids[self._end - 1]) if self._end > self._start else 0
+
+    def view(self) -> tuple[NDArray[np.float32] | None, NDArray[np.int64], list[list[str]]]:
+        """The live rows: vectors, ids and tools (views, valid until the next change)."""
+        if self._buf is None or self._end == self._start:
+            return None, self._ids[:0], []
+        live = slice(self._start, self._end)
+        return self._buf[live], self._ids[live], self._tools[live]
+
+    def of_session(self, session: str | None) -> NDArray[np.bool_]:
+        """Which live rows ``session`` taught (all False for ``None`` or an unknown session)."""
+        code = self._codes.get(session) if session is not None else None
+        live = self._sessions[self._start : self._end]
+        return live == code if code is not None else np.zeros(len(live), np.bool_)
+
+    def by_session(self) -> list[list[list[str]]]:
+        """The live rows' tools grouped by session, each session's in id order (rows learned
+        without a session are left out)."""
+        out: dict[int, list[list[str]]] = {}
+        codes = self._sessions[self._start : self._end].tolist()
+        for code, tools in zip(codes, self._tools[self._start : self._end], strict=True):
+            if code >= 0:
+                out.setdefault(code, []).append(tools)
+        return list(out.values())
+
+    def drop_below(self, oldest: int) -> None:
+        """Forget rows whose id is below ``oldest`` (the store evicted them)."""
+        ids = self._ids[self._start : self._end]
+        dropped = int(np.searchsorted(ids, oldest))
+        self._start += dropped
+        self.version += dropped > 0
+
+    def append(
+        self,
+        ids: Sequence[int],
+        vectors: NDArray[np.float32],
+        tools: Sequence[list[str]],
+        sessions: Sequence[str] = (),
+    ) -> None:
+        """Add rows newer than every row held (``vectors`` is ``(n, dim)``)."""
+        if not len(ids):
+            return
+        self._reserve(len(ids), int(vectors.shape[1]))
+        assert self._buf is not None
+        end = self._end + len(ids)
+        self._buf[self._end : end] = vectors
+        self._ids[self._end : end] = np.asarray(ids, np.int64)
+        codes = [self._codes.setdefault(s, len(self._codes)) for s in sessions]
+        self._sessions[self._end : end] = codes if codes else -1
+        self._tools[self._end : end] = list(tools)
+        self._end = end
+        self.version += 1
+
+    def _reserve(self, n: int, dim: int) -> None:
+        """Room for ``n`` more rows: compact to the front, then double the capacity if needed."""
+        if self._buf is not None and self._end + n <= len(self._buf):
+            return
+        live = self._end - self._start
+        capacity = max(1024, len(self._ids))
+        while capacity < 2 * (live + n):
+            capacity *= 2
+        buf = np.zeros((capacity, dim), np.float32)
+        ids, sessions = np.zeros(capacity, np.int64), np.full(capacity, -1, np.int64)
+        if self._buf is not None:
+            buf[:live] = self._buf[self._start : self._end]
+            ids[:live] = self._ids[self._start : self._end]
+            sessions[:live] = self._sessions[self._start : self._end]
+        self._tools = self._tools[self._start : self._end] + [[] for _ in range(capacity - live)]
+        self._buf, self._ids, self._sessions = buf, ids, sessions
+        self._start, self._end = 0, live
+        if len(self._codes) > 2 * max(live, 1):
+            self._recode()
+
+    def _recode(self) -> None:
+        """Forget the codes of sessions whose rows were all evicted (a long-lived process sees
+        sessions without end); live rows get new, dense codes."""
+        live = self._sessions[: self._end]
+        kept = {int(c) for c in np.unique(live) if c >= 0}
+        names = sorted((code, name) for name, code in self._codes.items() if code in kept)
+        remap = np.full(len(self._codes) + 1, -1, np.int64)
+        self._codes = {}
+        for new, (old, name) in enumerate(names):
+            remap[old], self._codes[name] = new, new
+        self._sessions[: self._end] = np.where(live >= 0, remap[live], -1)
+
+
+log = logging.getLogger("tooltray")
+Allowed = Callable[[str], bool]
+
+
+class StoreSignals:
+    """What the store learned, filtered by the allow-list at read time (a denied tool never shows).
+
+    Args:
+        store: the store (reads only, through its protocol: any store that learns).
+        allowed: the registry's allow check, asked on every answer (the list may change).
+        half_life: learned turns after which a past request's vote counts half.
+    """
+
+    def __init__(self, store: BaseStore, allowed: Allowed, half_life: float) -> None:
+        self.store = store
+        self.allowed = allowed
+        self.half_life = half_life
+        self._rows = RequestMatrix()
+        self._lock = threading.Lock()
+        self._last: tuple[Any, NDArray[np.float32]] | None = None
+        self._needs: tuple[tuple[int, float], tuple[float, int]] | None = None
+
+    def companions(self, tools: Sequence[str]) -> dict[str, float]:
+        """Learned companions of ``tools``: max over the given tools of P(mate | tool), shrunk."""
+        asked = sorted(set(tools))
+        if not asked:
+            return {}
+        try:
+            rows, clock = self.store.learned_mates(asked, COMPANION_MIN_SHARE)
+        except Exception as exc:  # noqa: BLE001 - hints must never cost the turn
+            log.debug("tooltray: learned companions unavailable: %s", exc)
+            return {}
+        prior = COMPANION_PRIOR * 2.0 ** ((clock.newest - clock.epoch) / self.half_life)
+        return self._strengths(rows, set(asked), prior)
+
+    def _strengths(
+        self, rows: list[LearnedMate], asked: set[str], prior: float
+    ) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for row in rows:
+            if row.mate not in asked:
+                strength = min(1.0, row.weight / (row.own + prior))
+                out[row.mate] = max(out.get(row.mate, 0.0), strength)
+        return {name: value for name, value in out.items() if self.allowed(name)}
+
+    def past_requests(
+        self,
+        vectors: NDArray[np.float32],
+        weights: Sequence[float] | None = None,
+        session: str | None = None,
+    ) -> dict[str, float]:
+        """Votes of the nearest past turns: similarity-weighted share of them that used a tool.
+
+        A past turn is asked when it is at least :data:`PAST_MIN_SIMILARITY` close to one of the
+        messages; that message's weight (default: the latest 1, each earlier one half) then
+        scales its vote, so an earlier request still finds its past turns at full similarity.
+        Turns ``session`` taught never vote.
+        """
+        query = np.asarray(vectors, np.float32)
+        if query.ndim != 2 or not len(query):
+            return {}
+        try:
+            newest = self.refresh()
+        except Exception as exc:  # noqa: BLE001 - hints must never cost the turn
+            log.debug("tooltray: past requests unavailable: %s", exc)
+            return {}
+        with self._lock:
+            matrix, ids, tools = self._rows.view()
+            version, own = self._rows.version, self._rows.of_session(session)
+        if matrix is None or matrix.shape[1] != query.shape[1]:
+            return {}
+        sims = self._similarities(matrix, query, version)
+        scaled = np.where(sims >= PAST_MIN_SIMILARITY, sims * _weights(len(query), weights), 0.0)
+        return self._votes(np.where(own, 0.0, scaled.max(axis=1)), ids, tools, newest)
+
+    def _similarities(
+        self, matrix: NDArray[np.float32], query: NDArray[np.float32], version: int
+    ) -> NDArray[np.float32]:
+        """``matrix @ query.T``, reused when the same messages are asked again (growth asks the
+        conversation's votes, then the new messages' alone) and no row changed in between."""
+        key = (version, query.shape, query.tobytes())
+        last = self._last
+        if last is not None and last[0] == key:
+            return last[1]
+        sims: NDArray[np.float32] = dot_rows(matrix, query).T
+        self._last = (key, sims)
+        return sims
+
+    def _votes(
+        self, best: NDArray[np.float32], ids: Any, tools: list[list[str]], newest: int
+    ) -> dict[str, float]:
+        k = min(PAST_NEAREST, len(best))
+        near = np.argpartition(-best, k - 1)[:k]
+        near = near[best[near] > 0]
+        if not len(near):
+            return {}
+        decay = np.exp2(-(newest - ids[near]) / self.half_life)
+        total = float(decay.sum())
+        out: dict[str, float] = {}
+        for row, weight in zip(near.tolist(), (best[near] * decay).tolist(), strict=True):
+            for name in tools[row]:
+                out[name] = out.get(name, 0.0) + weight / total
+        return {n: min(1.0, v) for n, v in out.items() if self.allowed(n)}
+
+    def session_needs(self, growth_miss: float) -> tuple[float, int]:
+        """Past sessions' mean first-turn tools plus ``growth_miss`` of their later new ones
+        (recomputed only when the rows changed); ``(0.0, 0)`` when nothing can be read."""
+        try:
+            self.refresh()
+        except Exception as exc:  # noqa: BLE001 - hints must never cost the turn
+            log.debug("tooltray: past sessions unavailable: %s", exc)
+            return 0.0, 0
+        with self._lock:
+            key = (self._rows.version, growth_miss)
+            if self._needs is None or self._needs[0] != key:
+                self._needs = (key, _needs(self._rows.by_session(), growth_miss))
+            return self._needs[1]
+
+    def refresh(self) -> int:
+        """Load rows learned since the last call (any process); return the newest id stored."""
+        last = self._rows.last_id()
+        clock, fresh = self.store.past_requests(last)
+        with self._lock:
+            self._rows.drop_below(clock.oldest)
+            self._append(fresh)
+        return clock.newest
+
+    def _append(self, rows: list[PastRequest]) -> None:
+        dim = self._rows.dim or (rows[-1].dim if rows else None)
+        rows = [r for r in rows if r.vector is not None and r.dim == dim]  # one embedder's rows
+        if rows:
+            block = np.stack([np.frombuffer(bytes(r.vector or b""), np.float32) for r in rows])
+            tools = [list(r.tools) for r in rows]
+            sessions = [r.session_id for r in rows]
+            self._rows.append([r.id for r in rows], block, tools, sessions)
+
+
+def _needs(sessions: Sequence[list[list[str]]], growth_miss: float) -> tuple[float, int]:
+    """The mean of ``first + growth_miss * later`` over sessions (their rows in id order)."""
+    if not sessions:
+        return 0.0, 0
+    total = 0.0
+    for rows in sessions:
+        first = set(rows[0])
+        later = {t for row in rows[1:] for t in row} - first
+        total += len(first) + growth_miss * len(later)
+    return total / len(sessions), len(sessions)
+
+
+def _weights(n: int, given: Sequence[float] | None) -> NDArray[np.float32]:
+    """Per message (latest last): ``given``, or the latest at 1 and each earlier one at half."""
+    if given is not None and len(given) == n:
+        return np.asarray(given, np.float32)
+    return (0.5 ** np.arange(n - 1, -1, -1)).astype(np.float32)
+
+
+Embed = Callable[[str], "tuple[str, NDArray[np.float32]] | None"]
+"""A user message -> (embedder id, L2-normalised vector), or ``None`` when it cannot be had."""
+
+
+def lesson(
+    settings: Settings, turn: int, tools: Sequence[str], text: str | None, embed: Embed
+) -> Learning | None:
+    """The :class:`Learning` of one turn; ``None`` when learning is off or no tool was used."""
+    used = tuple(dict.fromkeys(tools))
+    if settings.learn == "off" or not used:
+        return None
+    found = embed(text) if text else None
+    return Learning(
+        turn=turn,
+        tools=used,
+        vector=np.asarray(found[1], np.float32).tobytes() if found else None,
+        embedder_id=found[0] if found else None,
+        text=text if settings.learn_keep_text else None,
+        half_life=settings.learn_half_life,
+        max_requests=settings.learn_max_requests,
+        max_pairs=settings.learn_max_pairs,
+    )
+
+
+def learned_signals(
+    store: BaseStore, allowed: Callable[[str], bool], settings: Settings
+) -> SelectionSignals:
+    """The store's learned signals (any store learns), or :class:`NoSignals` (learning off)."""
+    from tooltray.memory.retrieval.past import NoSignals
+
+    if settings.learn == "off":
+        return NoSignals()
+    return StoreSignals(store, allowed, settings.learn_half_life)
