@@ -136,7 +136,7 @@ def small_registry(registry: ToolRegistry, classes: frozenset[str]) -> ToolRegis
 
 def demo_conversation() -> Conversation:
     """The demo script as one conversation (meta-tool calls are not gold)."""
-    from tooltray.memory.metatools.specs import META_TOOL_NAMES
+    from tooltray.memory.metatools.meta_tools import META_TOOL_NAMES
 
     turns: list[Turn] = []
     users: list[str] = []

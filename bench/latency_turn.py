@@ -35,7 +35,7 @@ from tooltray.events import ToolUsed, TurnCompleted, emit, tool_used, turn_compl
 from tooltray.memory.config import Settings
 from tooltray.memory.core.planner import Planner
 from tooltray.memory.core.trinket import ToolLoaderTrinket
-from tooltray.memory.metatools.specs import META_TOOL_NAMES
+from tooltray.memory.metatools.meta_tools import META_TOOL_NAMES
 from tooltray.memory.store import Store
 from tooltray.memory.store.records import Changes, TurnRecord, Use
 from tooltray.tools.demo import demo_registry, demo_script

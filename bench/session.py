@@ -62,7 +62,7 @@ from tooltray.memory.core.planner import Planner  # noqa: E402
 from tooltray.memory.core.prompt import PromptView  # noqa: E402
 from tooltray.memory.core.trinket import ToolLoaderTrinket  # noqa: E402
 from tooltray.memory.eval.recall import evaluate_store  # noqa: E402
-from tooltray.memory.metatools.specs import FALLBACK, LOAD_TOOLS  # noqa: E402
+from tooltray.memory.metatools.meta_tools import FALLBACK, LOAD_TOOLS  # noqa: E402
 from tooltray.memory.store import Store  # noqa: E402
 from tooltray.tools.registry import ToolRegistry  # noqa: E402
 from tooltray.tools.render import NATIVE_PATHS  # noqa: E402

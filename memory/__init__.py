@@ -26,7 +26,7 @@ if TYPE_CHECKING:
         OpenAIEmbedder,
         default_embedder,
     )
-    from tooltray.memory.metatools.specs import META_TOOL_NAMES, meta_tool_specs
+    from tooltray.memory.metatools.meta_tools import META_TOOL_NAMES, meta_tool_specs
     from tooltray.memory.retrieval import Hit, ToolIndex, build_query
     from tooltray.memory.store import Store
     from tooltray.tools.errors import ModelError
@@ -50,7 +50,7 @@ __getattr__, __dir__ = lazy_exports(
             "OpenAIEmbedder",
             "default_embedder",
         ),
-        "tooltray.memory.metatools.specs": ("META_TOOL_NAMES", "meta_tool_specs"),
+        "tooltray.memory.metatools.meta_tools": ("META_TOOL_NAMES", "meta_tool_specs"),
         "tooltray.memory.retrieval": ("Hit", "ToolIndex", "build_query"),
         "tooltray.memory.store": ("Store",),
         "tooltray.tools.errors": ("ModelError",),

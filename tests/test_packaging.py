@@ -78,7 +78,7 @@ def test_only_the_tooltray_namespace_is_importable(top: str, tmp_path: Path) -> 
 
 def test_every_package_imports_first_in_a_fresh_interpreter(tmp_path: Path) -> None:
     """An import cycle shows only when the right package is imported first: try each first."""
-    modules = _source_packages() + ["tooltray.memory.metatools.effects"]
+    modules = _source_packages() + ["tooltray.memory.metatools.meta_tools"]
     script = (
         "import importlib, subprocess, sys\n"
         "bad = []\n"

@@ -45,7 +45,7 @@ from tooltray.memory.adapters.common import (
 )
 from tooltray.memory.core.prompt import PromptView
 from tooltray.memory.core.reveal import weave
-from tooltray.memory.metatools.specs import CALL_TOOL, bridge_spec
+from tooltray.memory.metatools.meta_tools import CALL_TOOL, bridge_spec
 from tooltray.tools.errors import MetaToolArgumentError
 from tooltray.tools.spec import ToolSpec
 

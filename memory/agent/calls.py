@@ -27,7 +27,7 @@ from jsonschema_specifications import REGISTRY as SPECIFICATIONS
 
 from tooltray.events import payloads as p
 from tooltray.events import signals as sig
-from tooltray.memory.metatools.specs import CALL_TOOL, parse_bridge
+from tooltray.memory.metatools.meta_tools import CALL_TOOL, parse_bridge
 from tooltray.tools.arguments import Decoded, decode_arguments
 from tooltray.tools.errors import (
     MetaToolArgumentError,

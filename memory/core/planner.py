@@ -30,7 +30,7 @@ from tooltray.memory.core.selection import (
 from tooltray.memory.core.session import MODE_ALL, MODE_SELECTED, SessionState
 from tooltray.memory.core.skills import SkillLibrary, load_skills
 from tooltray.memory.embedders.base import Progress
-from tooltray.memory.metatools.specs import shown_meta_specs
+from tooltray.memory.metatools.meta_tools import shown_meta_specs
 from tooltray.memory.retrieval.candidates import Candidate
 from tooltray.memory.retrieval.past import (
     NoSignals,

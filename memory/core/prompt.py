@@ -23,7 +23,7 @@ from tooltray.memory.core.requests import (
     unsearched,
 )
 from tooltray.memory.core.reveal import weave
-from tooltray.memory.metatools.specs import LOAD_TOOLS
+from tooltray.memory.metatools.meta_tools import LOAD_TOOLS
 from tooltray.tools.deferred import DEFERRED_PATHS, render_revealing
 from tooltray.tools.render import NATIVE_PATHS as NATIVE_PATHS  # re-exported for the trinket
 from tooltray.tools.render import canonical_json, render_native, render_text

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from tooltray.memory.core.reveal import defers, note
-from tooltray.memory.metatools.specs import LOAD_TOOLS
+from tooltray.memory.metatools.meta_tools import LOAD_TOOLS
 from tooltray.tools.arguments import decode_arguments
 from tooltray.tools.deferred import search_answer, search_call
 from tooltray.tools.render import canonical_json

@@ -49,11 +49,13 @@ from tooltray.memory.core.views import (
     turn_record,
 )
 from tooltray.memory.learning.lessons import learned_signals, lesson
-from tooltray.memory.metatools.dispatch import announce, dispatch, mark_escape
-from tooltray.memory.metatools.effects import Search
-from tooltray.memory.metatools.specs import (
+from tooltray.memory.metatools.meta_tools import (
     CALL_TOOL,
     META_TOOL_NAMES,
+    Search,
+    announce,
+    dispatch,
+    mark_escape,
     meta_tool_specs,
     parse_bridge,
 )

@@ -16,7 +16,7 @@ from tooltray.memory.core.planner import Planner
 from tooltray.memory.core.prompt import NATIVE_PATHS, PromptView, compose, prefix_digest
 from tooltray.memory.core.reveal import adds, defers, note, split_loaded, stored_reveals
 from tooltray.memory.core.session import SessionState, ViewMode
-from tooltray.memory.metatools.specs import shown_meta_specs
+from tooltray.memory.metatools.meta_tools import shown_meta_specs
 from tooltray.memory.store.records import TurnRecord
 from tooltray.tools.registry import ToolRegistry
 from tooltray.tools.render import canonical_json

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from tooltray.memory.metatools.specs import META_TOOL_NAMES
+from tooltray.memory.metatools.meta_tools import META_TOOL_NAMES
 from tooltray.memory.store import HistoryEvent, Store
 from tooltray.tools.errors import StoreError
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from mcp import types
 
 from tooltray.memory.gateway.config import GatewayConfig
-from tooltray.memory.metatools.specs import CALL_TOOL, META_TOOL_NAMES
+from tooltray.memory.metatools.meta_tools import CALL_TOOL, META_TOOL_NAMES
 from tooltray.tools.errors import TooltrayError
 from tooltray.tools.importers.mcp import from_mcp
 from tooltray.tools.registry import ToolRegistry

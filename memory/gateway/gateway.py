@@ -41,7 +41,7 @@ from tooltray.memory.core.trinket import ToolLoaderTrinket
 from tooltray.memory.gateway.catalog import GatewayCatalog, Route
 from tooltray.memory.gateway.config import GatewayConfig
 from tooltray.memory.gateway.upstream import Upstream, UpstreamError
-from tooltray.memory.metatools.specs import CALL_TOOL, parse_bridge
+from tooltray.memory.metatools.meta_tools import CALL_TOOL, parse_bridge
 from tooltray.tools.arguments import Decoded, decode_arguments
 from tooltray.tools.errors import MetaToolArgumentError, TooltrayError
 from tooltray.tools.registry import ToolRegistry

@@ -1,17 +1,20 @@
 """The meta-tools (load_tools, unload_tools, fallback, read_result): specs, parsing, effects."""
 
-from tooltray.memory.metatools.effects import Outcome, fallback, load_tools, unload_tools
-from tooltray.memory.metatools.specs import (
+from tooltray.memory.metatools.meta_tools import (
     FALLBACK,
     LOAD_TOOLS,
     META_TOOL_NAMES,
     READ_RESULT,
     UNLOAD_TOOLS,
     LoadRequest,
+    Outcome,
+    fallback,
+    load_tools,
     meta_tool_specs,
     parse_load,
     parse_read_result,
     parse_unload,
+    unload_tools,
 )
 
 __all__ = [

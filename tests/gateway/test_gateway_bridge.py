@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 from gateway_helpers import Client, http_client, http_gateway, servers, stdio_gateway, text
 
-from tooltray.memory.metatools.specs import shown_meta_specs
+from tooltray.memory.metatools.meta_tools import shown_meta_specs
 
 SHOWN = [s.name for s in shown_meta_specs("append")]  # load_tools, fallback, call_tool
 TOKYO = {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"}

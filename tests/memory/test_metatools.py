@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tooltray.memory.metatools.specs import (
+from tooltray.memory.metatools.meta_tools import (
     META_TOOL_NAMES,
     meta_tool_specs,
     parse_load,

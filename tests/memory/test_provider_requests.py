@@ -34,7 +34,7 @@ from pydantic import ConfigDict, TypeAdapter
 from tooltray.events import TurnCompleted, emit, turn_completed
 from tooltray.memory import Settings, ToolLoaderTrinket
 from tooltray.memory.core.requests import ADDITION_BETA, load_answer, send_revealing
-from tooltray.memory.metatools.specs import CALL_TOOL
+from tooltray.memory.metatools.meta_tools import CALL_TOOL
 from tooltray.tools.deferred import search_call
 from tooltray.tools.demo import demo_registry
 from tooltray.tools.render import canonical_json

@@ -19,7 +19,7 @@ from tooltray.memory.config import Settings
 from tooltray.memory.core.prompt import PromptView
 from tooltray.memory.core.reveal import BRIDGE_HINT, REVEAL_HEAD, TEXT_HINT
 from tooltray.memory.core.trinket import ToolLoaderTrinket
-from tooltray.memory.metatools.specs import CALL_TOOL
+from tooltray.memory.metatools.meta_tools import CALL_TOOL
 from tooltray.memory.store import Store
 from tooltray.tools.demo import demo_registry
 

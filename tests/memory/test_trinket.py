@@ -16,7 +16,7 @@ from tooltray.events import (
     tool_used,
     turn_completed,
 )
-from tooltray.memory.metatools.specs import META_TOOL_NAMES
+from tooltray.memory.metatools.meta_tools import META_TOOL_NAMES
 from tooltray.memory.store import Store
 from tooltray.tools.errors import EmbedderError
 

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from tooltray.memory.agent.calls import CallRunner
 from tooltray.memory.config import Settings
 from tooltray.memory.core.trinket import ToolLoaderTrinket
-from tooltray.memory.metatools.specs import META_TOOL_NAMES
+from tooltray.memory.metatools.meta_tools import META_TOOL_NAMES
 from tooltray.memory.store import Store
 from tooltray.tools.demo import demo_registry
 from tooltray.tools.errors import DuplicateToolError, ToolSpecError, TooltrayError

@@ -11,7 +11,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from tooltray.memory.core.skills import load_skills
-from tooltray.memory.metatools.specs import meta_tool_specs
+from tooltray.memory.metatools.meta_tools import meta_tool_specs
 from tooltray.tools.demo import (
     demo_catalog_path,
     demo_core,

@@ -1,0 +1,522 @@
+"""The meta-tools: their specs and arguments, what each call changes, and one call's dispatch.
+
+The meta-tools the model uses to manage its own tools, and tolerant parsing of their arguments.
+
+Models send garbage: a string where a list belongs, JSON inside a string, a comma-separated list,
+unknown keys. Parsing accepts every reasonable shape and otherwise raises
+:class:`~tooltray.tools.errors.MetaToolArgumentError` with a message the model can act on.
+
+What each meta-tool call changes, as pure functions: the trinket only commits the result.
+
+Each handler returns the :class:`Changes` to store and a short text for the model saying what was
+loaded, what is unknown (with the closest names), and what was refused and why.
+
+One meta-tool call, from its name and raw arguments to its effect, and the signals it sends.
+
+The trinket commits what :func:`dispatch` returns, then calls :func:`announce`; both stay free of
+storage, so a gateway or an adapter sees the same effects and the same signals.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from tooltray.events import payloads as p
+from tooltray.events import signals as sig
+from tooltray.memory.retrieval.candidates import ALWAYS, Candidate
+from tooltray.memory.store.records import Changes, HistoryEvent, Load, SessionSnapshot, Unload
+from tooltray.tools.arguments import NOT_JSON, NOT_OBJECT, TOO_DEEP, decode_arguments
+from tooltray.tools.errors import (
+    MetaToolArgumentError,
+    ToolNotAllowedError,
+    UnknownToolError,
+    shown,
+)
+from tooltray.tools.registry import ToolRegistry
+from tooltray.tools.spec import ToolSpec
+
+LOAD_TOOLS = "load_tools"
+UNLOAD_TOOLS = "unload_tools"
+FALLBACK = "fallback"
+READ_RESULT = "read_result"
+META_TOOL_NAMES = (LOAD_TOOLS, UNLOAD_TOOLS, FALLBACK, READ_RESULT)
+CALL_TOOL = "call_tool"
+"""The bridge (``reveal = "append"`` on native paths): calls a tool revealed at the end of the
+context, which is not in ``tools=``. Not a meta-tool: the call runs the named tool."""
+MAX_ITEMS = 64
+MAX_ITEM_CHARS = 200
+_BARE_NAMES = re.compile(r"\s*[\w.-]+\s*([,;]\s*[\w.-]+\s*)*")
+SHAPES = {
+    "load_tools": '{"tools": ["name or bundle"]} or {"query": "what you need to do"}',
+    "unload_tools": '{"tools": ["name"]}',
+    "read_result": '{"handle": "r-...", "offset": 0}',
+    "call_tool": '{"name": "tool_name", "arguments": {...}}',
+}
+
+_NAMES_SCHEMA = {
+    "type": "array",
+    "items": {"type": "string"},
+    "description": "Tool names or bundle names.",
+}
+
+
+def meta_tool_specs(*, with_read_result: bool = True) -> list[ToolSpec]:
+    """The meta-tools in the fixed order they lead every ``tools=`` list."""
+    specs = [
+        ToolSpec(
+            name=LOAD_TOOLS,
+            description=(
+                "Load more tools for this conversation. Pass tool names or bundle names from "
+                "the bundle menu in `tools`, or describe the task in `query`; loaded tools are "
+                "callable on your next step."
+            ),
+            parameters={
+                "type": "object",
+                "properties": {
+                    "tools": _NAMES_SCHEMA,
+                    "query": {"type": "string", "description": "What you need to do."},
+                },
+            },
+            source="meta",
+        ),
+        ToolSpec(
+            name=UNLOAD_TOOLS,
+            description="Unload tools you no longer need, to keep the tool list short.",
+            parameters={
+                "type": "object",
+                "properties": {"tools": _NAMES_SCHEMA},
+                "required": ["tools"],
+            },
+            source="meta",
+        ),
+        ToolSpec(
+            name=FALLBACK,
+            description=(
+                "Make every available tool callable for this turn only, when you cannot find "
+                "the tool you need. Use load_tools first when you know the name."
+            ),
+            parameters={
+                "type": "object",
+                "properties": {"reason": {"type": "string", "description": "Why."}},
+            },
+            source="meta",
+        ),
+    ]
+    if with_read_result:
+        specs.append(
+            ToolSpec(
+                name=READ_RESULT,
+                description="Read more of a long tool result that was shortened with a handle.",
+                parameters={
+                    "type": "object",
+                    "properties": {
+                        "handle": {"type": "string", "description": "The result handle."},
+                        "offset": {"type": "integer", "minimum": 0, "default": 0},
+                    },
+                    "required": ["handle"],
+                },
+                source="meta",
+            )
+        )
+    return specs
+
+
+def shown_meta_specs(reveal: str, deferring: bool = False) -> list[ToolSpec]:
+    """The meta-tools ``tools=`` leads with. Revealing by appending shows only ``load_tools``,
+    ``fallback`` and the ``call_tool`` bridge: unloading saves nothing while the prefix stays
+    fixed, and ``read_result`` is named in every shortened result, so both are reached through
+    the bridge (the fixed part every call pays shrinks by 139 tokens). Where the provider
+    defers tools (``deferring``) there is no bridge: it makes revealed tools callable itself,
+    so ``read_result`` is shown in its place."""
+    specs = meta_tool_specs()
+    if reveal != "append":
+        return specs
+    if deferring:
+        return [s for s in specs if s.name != UNLOAD_TOOLS]
+    return [s for s in specs if s.name in (LOAD_TOOLS, FALLBACK)] + [bridge_spec()]
+
+
+def bridge_spec() -> ToolSpec:
+    """``call_tool``: byte-stable in ``tools=``, it reaches every tool revealed after it."""
+    return ToolSpec(
+        name=CALL_TOOL,
+        description="Call a tool listed in the conversation but not here (also read_result).",
+        parameters={
+            "type": "object",
+            "properties": {
+                "name": {"type": "string"},
+                "arguments": {"type": "object", "additionalProperties": True},
+            },
+            "required": ["name"],
+        },
+        source="meta",
+    )
+
+
+def parse_bridge(arguments: Any) -> tuple[str, Any]:
+    """``call_tool`` arguments as ``(tool name, its raw arguments)``.
+
+    Raises:
+        MetaToolArgumentError: no usable ``name``, or ``call_tool`` naming itself.
+    """
+    args = _as_dict(arguments, CALL_TOOL)
+    name = args.get("name", args.get("tool"))
+    if not isinstance(name, str) or not name.strip() or len(name) > MAX_ITEM_CHARS:
+        raise MetaToolArgumentError(
+            "call_tool needs the revealed tool's `name` and its `arguments`: e.g. "
+            'call_tool({"name": "get_weather", "arguments": {"city": "Oslo"}}).'
+        )
+    if name.strip() == CALL_TOOL:
+        raise MetaToolArgumentError(
+            "call_tool calls another tool: give that tool's name in `name`."
+        )
+    return name.strip(), args.get("arguments", {})
+
+
+@dataclass(frozen=True)
+class LoadRequest:
+    """Parsed ``load_tools`` arguments: names (tools or bundles) and an optional search query."""
+
+    names: tuple[str, ...]
+    query: str | None
+
+
+def _as_dict(arguments: Any, tool: str) -> dict[str, Any]:
+    decoded = decode_arguments(arguments)
+    if decoded.fault == NOT_JSON:
+        if _BARE_NAMES.fullmatch(arguments):  # "calendar, weather": names, not JSON
+            return {"tools": arguments}
+        raise MetaToolArgumentError(
+            f"{tool}: the arguments are not JSON (got {shown(arguments, 60)}); send a JSON "
+            f"object like {SHAPES.get(tool, '{}')}."
+        )
+    if decoded.fault == TOO_DEEP:
+        raise MetaToolArgumentError(
+            f"{tool}: the arguments are nested too deeply to read; send a flat object like "
+            '{"tools": ["name"]}.'
+        )
+    if decoded.fault == NOT_OBJECT:
+        raise MetaToolArgumentError(
+            f"{tool} takes a JSON object of arguments, got {type(decoded.value).__name__}: "
+            f'call it like {tool}({{"tools": ["name"]}}).'
+        )
+    return dict(decoded.value)
+
+
+def _as_names(value: Any, tool: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [part for part in value.replace(";", ",").split(",")]
+    if not isinstance(value, (list, tuple)):
+        raise MetaToolArgumentError(
+            f"{tool}: `tools` must be a list of names, got {type(value).__name__}: "
+            'pass ["tool_a", "bundle_b"].'
+        )
+    names: list[str] = []
+    for item in value:
+        if not isinstance(item, str):
+            raise MetaToolArgumentError(
+                f"{tool}: every entry of `tools` must be a string name, got {shown(item, 60)}."
+            )
+        item = item.strip()
+        if len(item) > MAX_ITEM_CHARS:
+            raise MetaToolArgumentError(
+                f"{tool}: a name of {len(item)} characters is too long; names have at most 64."
+            )
+        if item and item not in names:
+            names.append(item)
+    if len(names) > MAX_ITEMS:
+        raise MetaToolArgumentError(f"{tool}: at most {MAX_ITEMS} names per call.")
+    return tuple(names)
+
+
+def parse_load(arguments: Any) -> LoadRequest:
+    """Parse ``load_tools`` arguments; needs at least one name or a query."""
+    args = _as_dict(arguments, LOAD_TOOLS)
+    names = _as_names(args.get("tools", args.get("names", args.get("bundles"))), LOAD_TOOLS)
+    query = args.get("query")
+    if query is not None and not isinstance(query, str):
+        raise MetaToolArgumentError("load_tools: `query` must be a string describing the task.")
+    query = (query or "").strip()[:1000] or None
+    if not names and not query:
+        raise MetaToolArgumentError(
+            "load_tools needs `tools` (names from the bundle menu) or a `query`: e.g. "
+            'load_tools({"tools": ["calendar"]}) or load_tools({"query": "book a flight"}).'
+        )
+    return LoadRequest(names=names, query=query)
+
+
+def parse_unload(arguments: Any) -> tuple[str, ...]:
+    """Parse ``unload_tools`` arguments; needs at least one name."""
+    names = _as_names(_as_dict(arguments, UNLOAD_TOOLS).get("tools"), UNLOAD_TOOLS)
+    if not names:
+        raise MetaToolArgumentError(
+            'unload_tools needs `tools`: e.g. unload_tools({"tools": ["weather_forecast"]}).'
+        )
+    return names
+
+
+def parse_read_result(arguments: Any) -> tuple[str, int]:
+    """Parse ``read_result`` arguments into (handle, offset)."""
+    args = _as_dict(arguments, READ_RESULT)
+    handle = args.get("handle", args.get("tools"))
+    if not isinstance(handle, str) or not handle.strip():
+        raise MetaToolArgumentError(
+            "read_result needs the `handle` shown in the shortened result: "
+            'read_result({"handle": "r-...", "offset": 0}).'
+        )
+    if len(handle.strip()) > MAX_ITEM_CHARS:
+        raise MetaToolArgumentError(
+            f"read_result: a handle of {len(handle.strip())} characters cannot be one; copy the "
+            'short `handle` shown in the shortened result, e.g. read_result({"handle": "r-..."}).'
+        )
+    offset = args.get("offset", 0)
+    try:
+        offset = int(offset)
+    except (TypeError, ValueError, OverflowError):
+        raise MetaToolArgumentError("read_result: `offset` must be a whole number.") from None
+    return handle.strip(), max(0, offset)
+
+
+Search = Callable[[str], Sequence[Candidate]]
+
+
+class SessionState(Protocol):
+    """What a meta-tool reads of a live session (the core's ``SessionState`` is one): the
+    meta-tools serve the core and never import it."""
+
+    session_id: str
+    snapshot: SessionSnapshot
+    fallback_turn: int | None
+
+    @property
+    def turn(self) -> int: ...
+
+    def loaded_names(self) -> list[str]: ...
+
+    def is_loaded(self, name: str) -> bool: ...
+
+
+@dataclass
+class Outcome:
+    """A meta-tool's effect: the changes to store, the model's text, and what was touched."""
+
+    changes: Changes
+    text: str
+    added: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+    query: str | None = None
+    asked: tuple[str, ...] = ()  # the tool and bundle names a load named, as the model wrote them
+
+
+def _bundle_members(registry: ToolRegistry, name: str) -> list[str] | None:
+    for bundle in registry.bundles():
+        if bundle.name == name:
+            return [m for m in bundle.members if registry.is_allowed(m)]
+    return None
+
+
+def _closest(registry: ToolRegistry, name: str) -> list[str]:
+    pool = [s.name for s in registry.allowed()] + [b.name for b in registry.bundles()]
+    return difflib.get_close_matches(name, pool, n=3, cutoff=0.5)
+
+
+def _refuse(state: SessionState, name: str, why: str) -> HistoryEvent:
+    return HistoryEvent(state.session_id, state.turn, "refused", tool=name[:64], detail=why)
+
+
+def _resolve_names(
+    registry: ToolRegistry, state: SessionState, names: Sequence[str], out: Outcome
+) -> tuple[list[str], list[str]]:
+    wanted: list[str] = []
+    unknown: list[str] = []
+    for name in names:
+        members = _bundle_members(registry, name)
+        if members is not None:
+            wanted += members
+            continue
+        try:
+            wanted.append(registry.resolve(name).name)
+        except ToolNotAllowedError:
+            out.refused.append(name)
+            out.changes.events.append(_refuse(state, name, "not in the allow-list"))
+        except UnknownToolError as exc:
+            hint = exc.candidates or _closest(registry, name)
+            unknown.append(f"{name} (did you mean: {', '.join(hint)}?)" if hint else name)
+    return wanted, unknown
+
+
+def load_tools(
+    registry: ToolRegistry,
+    state: SessionState,
+    request: LoadRequest,
+    search: Search,
+    hard_max: int,
+) -> Outcome:
+    """Append the named tools, bundles' members and query matches to the loaded set."""
+    out = Outcome(Changes(), "", query=request.query, asked=request.names)
+    wanted, unknown = _resolve_names(registry, state, request.names, out)
+    if request.query:
+        wanted += [c.name for c in search(request.query) if registry.is_allowed(c.name)]
+    already = [n for n in dict.fromkeys(wanted) if state.is_loaded(n) and n not in out.added]
+    room = hard_max - len(state.loaded_names())
+    for name in dict.fromkeys(wanted):
+        if state.is_loaded(name) and not _is_fallback(state, name):
+            continue
+        if room <= 0:
+            out.refused.append(name)
+            out.changes.events.append(_refuse(state, name, f"loaded set is full ({hard_max})"))
+            continue
+        out.changes.loads.append(Load(name, "escape", state.turn))
+        out.added.append(name)
+        room -= 1
+    already = [n for n in already if n not in out.added]
+    out.text = _load_text(out, already, unknown, request.query, hard_max)
+    return out
+
+
+def _is_fallback(state: SessionState, name: str) -> bool:
+    return any(t.name == name and t.fallback for t in state.snapshot.loaded)
+
+
+def _load_text(
+    out: Outcome, already: list[str], unknown: list[str], query: str | None, hard_max: int
+) -> str:
+    parts = []
+    if out.added:
+        parts.append(f"Loaded: {', '.join(out.added)}. They are callable on your next step.")
+    if already:
+        parts.append(f"Already loaded: {', '.join(already)}.")
+    if unknown:
+        parts.append(f"Unknown: {'; '.join(unknown)}.")
+    if out.refused:
+        parts.append(
+            f"Refused: {', '.join(out.refused)} (not allowed, or the set is at {hard_max} "
+            "tools: unload_tools some first)."
+        )
+    if not parts:
+        parts.append(f"Nothing matched {query!r}." if query else "Nothing to load.")
+    return " ".join(parts)
+
+
+def _unload_names(registry: ToolRegistry, names: Sequence[str], loaded: set[str]) -> list[str]:
+    """``names`` with each bundle (or MCP server) name replaced by its loaded members and each
+    other spelling ``load_tools`` accepts (``mcp__server__tool``) by the tool's own name, so what
+    the model loaded by one name it can unload by the same one."""
+    out: list[str] = []
+    for name in names:
+        members = _bundle_members(registry, name)
+        if members is not None and name not in loaded:
+            out += [m for m in members if m in loaded] or [name]
+            continue
+        try:
+            spec = registry.resolve(name)
+        except (ToolNotAllowedError, UnknownToolError):
+            out.append(name)
+            continue
+        out.append(spec.name if spec.name in loaded else name)
+    return list(dict.fromkeys(out))
+
+
+def unload_tools(registry: ToolRegistry, state: SessionState, names: Sequence[str]) -> Outcome:
+    """Remove tools from the loaded set; CORE, pinned and meta-tools refuse."""
+    out = Outcome(Changes(), "")
+    sources = {t.name: t.source for t in state.snapshot.loaded}
+    missing: list[str] = []
+    for name in _unload_names(registry, names, set(sources)):
+        if name in META_TOOL_NAMES or sources.get(name) in ALWAYS:
+            out.refused.append(name)
+            out.changes.events.append(_refuse(state, name, "core tools cannot be unloaded"))
+        elif name in sources:
+            out.changes.unloads.append(Unload(name, "unloaded"))
+            out.removed.append(name)
+        else:
+            hint = [n for n in _closest(registry, name) if n in sources]
+            missing.append(f"{name} (loaded ones like it: {', '.join(hint)})" if hint else name)
+    parts = [f"Unloaded: {', '.join(out.removed)}."] if out.removed else []
+    if out.refused:
+        parts.append(f"Refused: {', '.join(out.refused)} (core tools stay loaded).")
+    if missing:
+        parts.append(f"Not loaded: {'; '.join(missing)}.")
+    out.text = " ".join(parts)
+    return out
+
+
+def fallback(registry: ToolRegistry, state: SessionState) -> Outcome:
+    """Load every allowed tool for this turn only (marked fallback; expires at turn end)."""
+    out = Outcome(Changes(), "")
+    for spec in registry.allowed():
+        if not state.is_loaded(spec.name):
+            out.changes.loads.append(Load(spec.name, "fallback", state.turn, fallback=True))
+            out.added.append(spec.name)
+    total = len(state.loaded_names()) + len(out.added)
+    out.text = (
+        f"Fallback: all {total} allowed tools are callable for this turn only; "
+        "the tools you use stay loaded afterwards."
+    )
+    return out
+
+
+ReadResult = Callable[[str, int], str]
+Escape = Literal["load_tools", "fallback"]
+
+
+def dispatch(
+    name: str,
+    arguments: Any,
+    registry: ToolRegistry,
+    state: SessionState,
+    search: Search,
+    read: ReadResult,
+    hard_max: int,
+) -> tuple[Outcome, Escape | None]:
+    """Carry out one meta-tool call and say which escape hatch it was, if any.
+
+    Raises:
+        MetaToolArgumentError: the name is not a meta-tool or the arguments are unusable.
+    """
+    if name == LOAD_TOOLS:
+        return load_tools(registry, state, parse_load(arguments), search, hard_max), "load_tools"
+    if name == UNLOAD_TOOLS:
+        return unload_tools(registry, state, parse_unload(arguments)), None
+    if name == FALLBACK:
+        state.fallback_turn = state.turn
+        return fallback(registry, state), "fallback"
+    if name == READ_RESULT:
+        handle, offset = parse_read_result(arguments)
+        return Outcome(Changes(), read(handle, offset)), None
+    raise MetaToolArgumentError(f"{name!r} is not a meta-tool: use one of {META_TOOL_NAMES}.")
+
+
+def mark_escape(state: SessionState, out: Outcome, escape: Escape | None) -> None:
+    """Record a load through an escape hatch as an ``escape`` event in the same changes.
+
+    The detail keeps what the model asked for (``load_tools tools: calendar, git``, ``load_tools
+    query: book a flight``, or both joined by ``; ``): the names and words it loaded by are what
+    ``history`` needs to show why the selection missed.
+    """
+    if escape and out.added:
+        asked = [f"tools: {', '.join(out.asked)}"] if out.asked else []
+        asked += [f"query: {out.query}"] if out.query else []
+        detail = f"{escape} {'; '.join(asked)}"[:500] if asked else escape
+        event = HistoryEvent(state.session_id, state.turn, "escape", detail=detail)
+        out.changes.events.append(event)
+
+
+def announce(state: SessionState, out: Outcome, escape: Escape | None) -> None:
+    """Signal what changed: ``tools-loaded`` and ``escape-hatch``, or ``tools-unloaded``."""
+    sid, turn = state.session_id, state.turn
+    if out.added:
+        kind: Escape = "fallback" if escape == FALLBACK else "load_tools"
+        source = "fallback" if kind == "fallback" else "escape"
+        sig.emit(sig.tools_loaded, sid, p.ToolsLoaded(turn=turn, tools=out.added, source=source))
+        sig.emit(sig.escape_hatch, sid, p.EscapeHatch(turn=turn, kind=kind, tools=out.added))
+    if out.removed:
+        gone = p.ToolsUnloaded(turn=turn, tools=out.removed, reason="unloaded")
+        sig.emit(sig.tools_unloaded, sid, gone)
