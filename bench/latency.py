@@ -33,7 +33,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tooltray.memory.embedders import CachedEmbedder, DictCache, default_embedder, normalise
-from tooltray.memory.embedders.compact import COMPACT_OVER
+from tooltray.memory.embedders.minilm import COMPACT_OVER
 from tooltray.memory.retrieval import ToolIndex, doc_text
 from tooltray.memory.store import Store
 from tooltray.tools.spec import ToolSpec

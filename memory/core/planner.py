@@ -57,7 +57,7 @@ from tooltray.tools.spec import ToolSpec
 from tooltray.tools.tokens import block_tokens, count_tokens, tokens_per_tool
 
 if TYPE_CHECKING:
-    from tooltray.memory.embedders.cache import EmbeddingCache
+    from tooltray.memory.embedders.base import EmbeddingCache
 
 
 @dataclass

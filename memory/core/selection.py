@@ -31,8 +31,7 @@ from tooltray.memory.store.records import LoadedTool
 if TYPE_CHECKING:
     from tooltray.memory.config import Settings
     from tooltray.memory.core.skills import Skill, SkillLibrary
-    from tooltray.memory.embedders.base import Embedder, Progress
-    from tooltray.memory.embedders.cache import EmbeddingCache
+    from tooltray.memory.embedders.base import Embedder, EmbeddingCache, Progress
     from tooltray.tools.spec import ToolSpec
 
 CHOSEN_BY_MODEL = ("escape", "manual", "fallback")

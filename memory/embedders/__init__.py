@@ -1,11 +1,15 @@
 """Embedders: the offline MiniLM ONNX default, OpenAI-compatible servers, a store-backed cache."""
 
-from tooltray.memory.embedders.base import Embedder, Kind, Progress, Vectors, normalise
-from tooltray.memory.embedders.cache import (
+from tooltray.memory.embedders.base import (
     CachedEmbedder,
     DictCache,
+    Embedder,
     EmbeddingCache,
+    Kind,
+    Progress,
+    Vectors,
     clear_memo,
+    normalise,
     text_hash,
 )
 from tooltray.memory.embedders.minilm import MINILM_SHA256, MiniLMOnnxEmbedder, default_embedder

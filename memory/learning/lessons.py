@@ -30,7 +30,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from tooltray.memory.config import Settings
-from tooltray.memory.embedders.dot import dot_rows
+from tooltray.memory.embedders.base import dot_rows
 from tooltray.memory.store.base import BaseStore
 from tooltray.memory.store.records import LearnedMate, Learning, PastRequest
 from tooltray.memory.tuning import (

@@ -16,8 +16,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from tooltray.memory.embedders.base import Progress
-from tooltray.memory.embedders.cache import CachedEmbedder, EmbeddingCache
+from tooltray.memory.embedders.base import CachedEmbedder, EmbeddingCache, Progress
 from tooltray.memory.retrieval.bundles import Bundles
 from tooltray.memory.retrieval.lexical import LexicalIndex
 from tooltray.memory.retrieval.picks import bar, choose, mates, reserve, sentence_best

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from tooltray.memory.embedders.dot import dot_rows
+from tooltray.memory.embedders.base import dot_rows
 from tooltray.memory.retrieval.fusion import fuse
 from tooltray.memory.retrieval.lexical import LexicalIndex
 from tooltray.memory.retrieval.query import Query

@@ -50,7 +50,7 @@ from tooltray.tools.spec import ToolSpec
 
 if TYPE_CHECKING:
     from tooltray.memory.core.skills import Skill, SkillLibrary
-    from tooltray.memory.embedders.cache import EmbeddingCache
+    from tooltray.memory.embedders.base import EmbeddingCache
 
 Part = tuple[conv.MessageScores, Scored, Any]
 """One message's scores, its calibrated score rows and its whole-message vector (or ``None``)."""

@@ -6,7 +6,7 @@ import numpy as np
 from tokenizers import Tokenizer
 
 from tooltray.memory.embedders import MiniLMOnnxEmbedder, default_embedder
-from tooltray.memory.embedders.compact import COMPACT_OVER, STOPWORDS, content_mask
+from tooltray.memory.embedders.minilm import COMPACT_OVER, STOPWORDS, content_mask
 
 LONG = (
     "I would like you to move the file called report.txt out of the documents folder and into "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tooltray.memory.embedders.dot import dot_rows
+from tooltray.memory.embedders.base import dot_rows
 
 
 def test_dot_rows_equals_the_matrix_product_for_one_and_many_queries() -> None:

@@ -81,7 +81,7 @@ def test_demo_catalog_with_the_embedder_cached_in_the_default_store(tmp_path: Pa
     """Without --db the vectors go to the default store, and a second run reads them back."""
     import sqlite3
 
-    from tooltray.memory.embedders.cache import clear_memo
+    from tooltray.memory.embedders.base import clear_memo
     from tooltray.tools.demo import load_demo_catalog
 
     clear_memo()  # vectors another test left in this process's memo would never reach the store

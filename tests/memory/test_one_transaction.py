@@ -20,7 +20,7 @@ from tooltray.events import payloads as p
 from tooltray.events import signals as sig
 from tooltray.memory.config import Settings
 from tooltray.memory.core.trinket import ToolLoaderTrinket
-from tooltray.memory.embedders.cache import clear_memo
+from tooltray.memory.embedders.base import clear_memo
 from tooltray.memory.store import Store
 from tooltray.tools.demo import demo_registry
 
