@@ -39,9 +39,8 @@ from tooltray.memory.store import Store
 from tooltray.tools.demo import demo_script, load_demo_catalog
 from tooltray.tools.importers.catalog import read_catalog
 from tooltray.tools.registry import ToolRegistry
-from tooltray.tools.render import NATIVE_PATHS
+from tooltray.tools.render import NATIVE_PATHS, count_tokens
 from tooltray.tools.spec import Bundle, ToolSpec
-from tooltray.tools.tokens import count_tokens
 
 PATHS = ("text", "openai", "responses", "anthropic")
 ADDED = (0, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)

@@ -4,7 +4,7 @@
 
 Per catalog (the demo catalog with its script's user messages; bfcl_multiturn with the first
 message of every dev conversation) and path (anthropic, responses), each query starts a real
-trinket session and is measured (o200k tokens, ``tools/tokens.py``) three ways:
+trinket session and is measured (o200k tokens, ``tools/render.py``) three ways:
 
 - ``tooltray``: what the model sees with tooltray's meta-tools: the ``tools=`` JSON (meta-tools
   first, then the selection) plus the bundle menu in the system prefix.
@@ -38,8 +38,7 @@ from tooltray.memory.config import Settings  # noqa: E402
 from tooltray.memory.core.trinket import ToolLoaderTrinket  # noqa: E402
 from tooltray.memory.store import Store  # noqa: E402
 from tooltray.tools.registry import ToolRegistry  # noqa: E402
-from tooltray.tools.render import canonical_json  # noqa: E402
-from tooltray.tools.tokens import count_tokens  # noqa: E402
+from tooltray.tools.render import canonical_json, count_tokens  # noqa: E402
 
 PATHS = ("anthropic", "responses")
 SETTINGS: dict[str, Any] = {"context_window": 8192, "instructions": ""}

@@ -36,7 +36,7 @@ from mcp.client.stdio import stdio_client
 from rich.console import Console
 from rich.table import Table
 
-from tooltray.tools.tokens import count_tokens
+from tooltray.tools.render import count_tokens
 
 ROOT = Path(__file__).resolve().parent.parent
 QUERY = "show the git log and the status of the repository"

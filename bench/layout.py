@@ -27,9 +27,8 @@ from pricing import CALL_OUTPUT_TOKENS, Call, Segment
 
 from tooltray.memory.core.prompt import PromptView
 from tooltray.memory.core.reveal import weave
-from tooltray.tools.render import NATIVE_PATHS, render_one
+from tooltray.tools.render import NATIVE_PATHS, count_tokens, render_one
 from tooltray.tools.spec import ToolSpec
-from tooltray.tools.tokens import count_tokens
 
 RESULT_TOKENS = 50
 """Tokens of one tool's result in the transcript (the corpora hold none): a short JSON answer,

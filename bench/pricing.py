@@ -35,7 +35,7 @@ class Segment:
     Attributes:
         key: the content identity (a hash of the exact text sent); equal keys at the same
             position are the same bytes, so the cache holds them.
-        tokens: its o200k token count (``tools/tokens.py``).
+        tokens: its o200k token count (``tools/render.py``).
     """
 
     key: str

@@ -24,7 +24,7 @@ previous prompt (tokenized by the server), as cross-checks.
 tooltray's expectation for a later turn: the gemma tokens of the turn's new messages (the
 previous reply and the new user message, counted by the server's ``/extras/tokenize``), plus the
 revealed note, plus gemma's per-message frame (``<start_of_turn>role\\n ... <end_of_turn>\\n``,
-5 tokens). The o200k counts tooltray uses itself (:func:`tooltray.tools.tokens.count_tokens`)
+5 tokens). The o200k counts tooltray uses itself (:func:`tooltray.tools.render.count_tokens`)
 are recorded too. Native ``tools=`` do not reach gemma through this server (its chat format
 ignores them; checked at every run), so the text path is the only one measured.
 
@@ -66,8 +66,10 @@ from tooltray.memory.core.reveal import note  # noqa: E402
 from tooltray.memory.core.trinket import ToolLoaderTrinket  # noqa: E402
 from tooltray.memory.store import Store  # noqa: E402
 from tooltray.tools.registry import ToolRegistry  # noqa: E402
-from tooltray.tools.render import render_native  # noqa: E402
-from tooltray.tools.tokens import count_tokens  # noqa: E402
+from tooltray.tools.render import (
+    count_tokens,  # noqa: E402
+    render_native,  # noqa: E402
+)
 
 HERE = Path(__file__).resolve()
 REPO = HERE.parents[1]

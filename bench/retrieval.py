@@ -28,9 +28,8 @@ from tooltray.memory.config import Settings
 from tooltray.memory.embedders import CachedEmbedder, default_embedder
 from tooltray.memory.retrieval import QUERY_MODES, Query, ToolIndex, build_query
 from tooltray.memory.store import Store
-from tooltray.tools.boilerplate import bundle_spans, state_once, strip_all
+from tooltray.tools.render import bundle_spans, state_once, strip_all, tokens_per_tool
 from tooltray.tools.spec import ToolSpec
-from tooltray.tools.tokens import tokens_per_tool
 
 METHODS = ("lexical", "dense", "hybrid")
 MAX_PICKS = 16

@@ -65,8 +65,10 @@ from tooltray.memory.eval.recall import evaluate_store  # noqa: E402
 from tooltray.memory.metatools.meta_tools import FALLBACK, LOAD_TOOLS  # noqa: E402
 from tooltray.memory.store import Store  # noqa: E402
 from tooltray.tools.registry import ToolRegistry  # noqa: E402
-from tooltray.tools.render import NATIVE_PATHS  # noqa: E402
-from tooltray.tools.tokens import count_tokens  # noqa: E402
+from tooltray.tools.render import (
+    NATIVE_PATHS,  # noqa: E402
+    count_tokens,  # noqa: E402
+)
 
 HERE = Path(__file__).resolve()
 DEFAULT_DATA = HERE.parents[2] / "shared" / "data"

@@ -138,8 +138,7 @@ def test_the_command_table_lists_every_command_of_every_module() -> None:
 
 def test_the_cli_constants_match_the_library() -> None:
     from tooltray.memory.cli.sqlconsole.sql import DEFAULT_LIMIT
-    from tooltray.tools.render import RENDER_PATHS
-    from tooltray.tools.tokens import ENCODINGS
+    from tooltray.tools.render import ENCODINGS, RENDER_PATHS
 
     assert db_cli.DEFAULT_LIMIT == DEFAULT_LIMIT
     assert catalog_cli.RENDER_PATHS == RENDER_PATHS

@@ -41,15 +41,18 @@ if TYPE_CHECKING:
     from tooltray.tools.registry import ToolRegistry
     from tooltray.tools.render import (
         RENDER_PATHS,
+        TokenCount,
+        block_tokens,
         canonical_json,
+        count_tokens,
         render,
         render_anthropic,
         render_openai_chat,
         render_openai_responses,
         render_text,
+        tokens_per_tool,
     )
     from tooltray.tools.spec import Bundle, ToolSpec, check_name, check_parameters
-    from tooltray.tools.tokens import TokenCount, block_tokens, count_tokens, tokens_per_tool
 
 __getattr__, __dir__ = lazy_exports(
     globals(),
@@ -69,9 +72,12 @@ __getattr__, __dir__ = lazy_exports(
             "render_openai_chat",
             "render_openai_responses",
             "render_text",
+            "TokenCount",
+            "block_tokens",
+            "count_tokens",
+            "tokens_per_tool",
         ),
         ".spec": ("Bundle", "ToolSpec", "check_name", "check_parameters"),
-        ".tokens": ("TokenCount", "block_tokens", "count_tokens", "tokens_per_tool"),
     },
 )
 

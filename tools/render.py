@@ -1,17 +1,39 @@
-"""Turn one ordered list of :class:`ToolSpec` into what each model API receives.
+"""How tools are shown and what they cost: the render paths, a bundle's boilerplate stated once, and
+token counts.
+
+Turn one ordered list of :class:`ToolSpec` into what each model API receives.
 
 One selection drives every path: the text block for models without native tool calling, and
 the ``tools=`` entries for OpenAI Chat Completions, OpenAI Responses and Anthropic. Same input,
 same bytes: JSON goes through :func:`canonical_json` (sorted keys, compact separators), so a
 stable tool set keeps the provider's prompt cache warm.
+
+Text most of a bundle's descriptions share: find it, and state it once instead of in each tool.
+
+Catalogs generated from one API class often repeat a sentence in every tool ("This tool belongs
+to the Gorilla file system. It is a simple file system that ..."): tokens in every schema, and
+noise for BM25 and the embedder alike. A span counts when at least :data:`MIN_WORDS` consecutive
+words recur verbatim in more than half of a bundle's descriptions (and in at least
+:data:`MIN_MEMBERS` of them), so a shared phrase such as "the user's account" never does.
+
+Count the tokens a tool block costs, offline, with the real OpenAI BPE tables.
+
+``bpe-openai`` ships ``o200k_base`` and ``cl100k_base`` (tiktoken needs a download). Without it
+the count falls back to ``ceil(chars / 4)`` and says so (``estimated=True``). Per-tool counts
+are cached by (content hash, path, encoding, backend) because selection under a token budget
+asks for them every turn.
 """
 
 from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable, Sequence
-from typing import Any
+import math
+import threading
+import warnings
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
 
 from tooltray.tools.errors import ConfigError
 from tooltray.tools.spec import ToolSpec
@@ -155,3 +177,225 @@ def render(path: str, tools: Sequence[ToolSpec]) -> str:
     if check_path(path) == "text":
         return render_text(tools)
     return canonical_json(render_native(path, tools))
+
+
+MIN_WORDS = 8
+MIN_MEMBERS = 3
+SHARE = 0.5
+
+Gram = tuple[str, ...]
+
+
+def _grams(words: Sequence[str], n: int) -> set[Gram]:
+    return {tuple(words[i : i + n]) for i in range(len(words) - n + 1)}
+
+
+def _runs(words: Sequence[str], common: set[Gram], n: int) -> list[str]:
+    """Maximal word runs of ``words`` covered by consecutive common n-grams."""
+    runs: list[str] = []
+    i = 0
+    while i <= len(words) - n:
+        if tuple(words[i : i + n]) not in common:
+            i += 1
+            continue
+        j = i
+        while j + 1 <= len(words) - n and tuple(words[j + 1 : j + 1 + n]) in common:
+            j += 1
+        runs.append(" ".join(words[i : j + n]))
+        i = j + n
+    return runs
+
+
+def shared_spans(descriptions: Sequence[str], min_words: int = MIN_WORDS) -> list[str]:
+    """Verbatim spans (whitespace-normalised) found in more than half of ``descriptions``.
+
+    Longest first; each span is at least ``min_words`` words long. Fewer than
+    :data:`MIN_MEMBERS` descriptions never share boilerplate.
+    """
+    texts = [desc.split() for desc in descriptions]
+    need = max(MIN_MEMBERS, math.floor(len(texts) * SHARE) + 1)
+    if len(texts) < need:
+        return []
+    df = Counter(g for words in texts for g in _grams(words, min_words))
+    common = {g for g, c in df.items() if c >= need}
+    if not common:
+        return []
+    richest = max(texts, key=lambda words: len(_grams(words, min_words) & common))
+    joined = [" ".join(words) for words in texts]
+    spans = [s for s in _runs(richest, common, min_words) if members(s, joined) >= need]
+    return sorted(dict.fromkeys(spans), key=len, reverse=True)
+
+
+def members(span: str, texts: Sequence[str]) -> int:
+    """How many of the (whitespace-normalised) ``texts`` contain ``span``."""
+    return sum(1 for text in texts if span in text)
+
+
+def strip_spans(description: str, spans: Sequence[str]) -> str:
+    """``description`` without ``spans`` (whitespace normalised when any span occurs)."""
+    text = " ".join(description.split())
+    out = text
+    for span in spans:
+        out = out.replace(span, " ")
+    return text if out == text else " ".join(out.split())
+
+
+def bundle_spans(tools: Sequence[ToolSpec]) -> dict[str, list[str]]:
+    """Bundle name -> its shared spans, over every tool given (the whole catalog, not a pick)."""
+    groups: dict[str, list[str]] = {}
+    for spec in tools:
+        if spec.bundle is not None:
+            groups.setdefault(spec.bundle, []).append(spec.description)
+    found = {name: shared_spans(texts) for name, texts in groups.items()}
+    return {name: spans for name, spans in found.items() if spans}
+
+
+def state_once(tools: Sequence[ToolSpec], spans: Mapping[str, Sequence[str]]) -> list[ToolSpec]:
+    """``tools`` with each bundle's shared spans kept on its first tool here and cut elsewhere.
+
+    The first tool of a bundle in ``tools`` keeps its full description; since the loaded set
+    only grows by appending, earlier tools keep their bytes and the prompt cache stays warm.
+    """
+    seen: set[str] = set()
+    out: list[ToolSpec] = []
+    for spec in tools:
+        cut = spans.get(spec.bundle or "") if spec.bundle is not None else None
+        if not cut or spec.bundle in seen:
+            out.append(spec if not cut else _cut(spec, cut))
+        else:
+            out.append(spec)
+        if spec.bundle is not None:
+            seen.add(spec.bundle)
+    return out
+
+
+def strip_all(tools: Sequence[ToolSpec], spans: Mapping[str, Sequence[str]]) -> list[ToolSpec]:
+    """``tools`` with every bundle member's shared spans cut (what retrieval should match)."""
+    return [_cut(s, spans.get(s.bundle or "", ())) for s in tools]
+
+
+def _cut(spec: ToolSpec, spans: Sequence[str]) -> ToolSpec:
+    if not spans:
+        return spec
+    text = strip_spans(spec.description, spans)
+    return spec if text == spec.description else spec.model_copy(update={"description": text})
+
+
+ENCODINGS: tuple[str, ...] = ("o200k_base", "cl100k_base")
+_CACHE_LIMIT = 200_000
+_CHUNK = 50_000  # chars; keeps each encode call under bpe-openai's 200k-token/1M-char limits
+_lock = threading.Lock()
+_encoders: dict[str, Any] = {}
+_per_tool: dict[tuple[str, str, str, bool], int] = {}
+_hashes: dict[int, tuple[ToolSpec, str]] = {}
+
+
+class TokenCount(NamedTuple):
+    """A token count and how it was obtained.
+
+    Attributes:
+        n: number of tokens.
+        encoding: the BPE table used (or meant, when estimated).
+        estimated: True when ``bpe-openai`` was unavailable and ``ceil(chars/4)`` was used.
+    """
+
+    n: int
+    encoding: str
+    estimated: bool
+
+
+def _encoder(encoding: str) -> Any | None:
+    if encoding not in ENCODINGS:
+        raise ConfigError(f"Unknown encoding {encoding!r}: use one of {', '.join(ENCODINGS)}.")
+    with _lock:
+        if encoding not in _encoders:
+            try:
+                with warnings.catch_warnings():  # its table loader uses a deprecated API
+                    warnings.simplefilter("ignore", DeprecationWarning)
+                    import bpe_openai
+
+                    _encoders[encoding] = bpe_openai.get_encoding(encoding)
+            except ImportError:
+                _encoders[encoding] = None
+        return _encoders[encoding]
+
+
+def clear_caches() -> None:
+    """Forget loaded encoders and cached per-tool counts (after installing ``bpe-openai``)."""
+    with _lock:
+        _encoders.clear()
+        _per_tool.clear()
+        _hashes.clear()
+
+
+def _content_hash(spec: ToolSpec) -> str:
+    """``spec.content_hash``, remembered per object (the spec is kept so its id stays unique)."""
+    hit = _hashes.get(id(spec))
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    digest: str = spec.content_hash
+    with _lock:
+        if len(_hashes) >= _CACHE_LIMIT:
+            _hashes.clear()
+        _hashes[id(spec)] = (spec, digest)
+    return digest
+
+
+def _seam(text: str, end: int) -> int:
+    """A cut point near ``end`` just before a lone space, where BPE pre-tokens split anyway."""
+    at = text.rfind(" ", end // 2, end)
+    while at > end // 2 and (text[at - 1].isspace() or text[at + 1].isspace()):
+        at = text.rfind(" ", end // 2, at)
+    return at if at > end // 2 else end
+
+
+def _chunks(text: str) -> list[str]:
+    out: list[str] = []
+    while len(text) > _CHUNK:
+        cut = _seam(text, _CHUNK)
+        out.append(text[:cut])
+        text = text[cut:]
+    return [*out, text]
+
+
+def count_tokens(text: str, encoding: str = "o200k_base") -> TokenCount:
+    """Tokens of ``text`` as plain text (special-token strings count as ordinary text).
+
+    Long texts are encoded in pieces cut before a lone space, where the BPE pre-tokenizer
+    splits too, so the total equals a single pass.
+    """
+    encoder = _encoder(encoding)
+    if encoder is None:
+        return TokenCount(math.ceil(len(text) / 4), encoding, True)
+    n = sum(len(encoder.encode_ordinary(part)) for part in _chunks(text))
+    return TokenCount(n, encoding, False)
+
+
+def is_estimated(encoding: str = "o200k_base") -> bool:
+    """True if counts for ``encoding`` are ``chars/4`` estimates."""
+    return _encoder(encoding) is None
+
+
+def tokens_per_tool(
+    tools: Sequence[ToolSpec], path: str, encoding: str = "o200k_base"
+) -> dict[str, int]:
+    """Tokens each tool adds on ``path`` (its line, or its canonical JSON entry)."""
+    check_path(path)
+    estimated = is_estimated(encoding)
+    out: dict[str, int] = {}
+    for spec in tools:
+        key = (_content_hash(spec), path, encoding, estimated)
+        cached = _per_tool.get(key)
+        if cached is None:
+            cached = count_tokens(render_one(path, spec), encoding).n
+            with _lock:
+                if len(_per_tool) >= _CACHE_LIMIT:
+                    _per_tool.clear()
+                _per_tool[key] = cached
+        out[spec.name] = cached
+    return out
+
+
+def block_tokens(tools: Sequence[ToolSpec], path: str, encoding: str = "o200k_base") -> int:
+    """Tokens of the whole rendered block on ``path``, exactly as it would be sent."""
+    return count_tokens(render(path, tools), encoding).n

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 from tooltray.events import payloads as p
 from tooltray.events import signals as sig
 from tooltray.memory.agent.calls import argument_problem, as_text
-from tooltray.tools.arguments import decode_arguments
 from tooltray.tools.errors import ToolNotAllowedError, TooltrayError, UnknownToolError
+from tooltray.tools.spec import decode_arguments
 
 if TYPE_CHECKING:
     from tooltray.memory.core.trinket import ToolLoaderTrinket

@@ -54,10 +54,9 @@ from tooltray.memory.adapters.common import (
 from tooltray.memory.agent.calls import argument_problem
 from tooltray.memory.core.prompt import PromptView
 from tooltray.memory.metatools.meta_tools import CALL_TOOL, LOAD_TOOLS, bridge_spec
-from tooltray.tools.arguments import decode_arguments
 from tooltray.tools.errors import MetaToolArgumentError
 from tooltray.tools.render import render_line
-from tooltray.tools.spec import Bundle, ToolSpec
+from tooltray.tools.spec import Bundle, ToolSpec, decode_arguments
 
 if TYPE_CHECKING:
     from tooltray.memory.core.trinket import ToolLoaderTrinket

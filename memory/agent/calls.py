@@ -28,7 +28,6 @@ from jsonschema_specifications import REGISTRY as SPECIFICATIONS
 from tooltray.events import payloads as p
 from tooltray.events import signals as sig
 from tooltray.memory.metatools.meta_tools import CALL_TOOL, parse_bridge
-from tooltray.tools.arguments import Decoded, decode_arguments
 from tooltray.tools.errors import (
     MetaToolArgumentError,
     ToolNotAllowedError,
@@ -37,7 +36,7 @@ from tooltray.tools.errors import (
     shown,
 )
 from tooltray.tools.render import canonical_json, render_line
-from tooltray.tools.spec import ToolSpec
+from tooltray.tools.spec import Decoded, ToolSpec, decode_arguments
 
 if TYPE_CHECKING:
     from tooltray.memory.core.trinket import ToolLoaderTrinket

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from tooltray.tools.arguments import NOT_JSON, TOO_DEEP, decode_arguments
+from tooltray.tools.spec import NOT_JSON, TOO_DEEP, decode_arguments
 
 NAME_KEYS = ("tool", "tool_name", "function_name")
 ARG_KEYS = ("arguments", "parameters", "args", "input", "params")

@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # the catalog machinery loads when a command runs, not on --h
 
 FORMATS = ("table", "json", "csv")
 RENDER_PATHS = ("text", "openai", "responses", "anthropic")  # tooltray.tools.render's (tested)
-ENCODINGS = ("o200k_base", "cl100k_base")  # tooltray.tools.tokens's (tested)
+ENCODINGS = ("o200k_base", "cl100k_base")  # tooltray.tools.render's (tested)
 
 
 def load_specs(catalog: str | None, sanitize: bool) -> tuple[list[ToolSpec], list[Bundle]]:
@@ -94,7 +94,7 @@ def catalog_group() -> None:
 @_format_opt
 def show(catalog: str | None, sanitize: bool, path: str, encoding: str, fmt: str) -> None:
     """One row per tool: name, bundle, tokens on --path, first sentence."""
-    from tooltray.tools.tokens import tokens_per_tool
+    from tooltray.tools.render import tokens_per_tool
 
     tools, _ = load_specs(catalog, sanitize)
     counts = tokens_per_tool(tools, path, encoding)
@@ -112,7 +112,7 @@ def show(catalog: str | None, sanitize: bool, path: str, encoding: str, fmt: str
 
 def path_row(tools: Sequence[ToolSpec], path: str, encoding: str) -> dict[str, Any]:
     """Token statistics of ``tools`` on one render path."""
-    from tooltray.tools.tokens import block_tokens, is_estimated, tokens_per_tool
+    from tooltray.tools.render import block_tokens, is_estimated, tokens_per_tool
 
     per = list(tokens_per_tool(tools, path, encoding).values())
     return {

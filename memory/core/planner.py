@@ -50,11 +50,16 @@ from tooltray.memory.tuning import (
     SESSION_NEEDS,
     needed,
 )
-from tooltray.tools.boilerplate import bundle_spans, state_once
 from tooltray.tools.errors import TooltrayError
 from tooltray.tools.registry import ToolRegistry
+from tooltray.tools.render import (
+    block_tokens,
+    bundle_spans,
+    count_tokens,
+    state_once,
+    tokens_per_tool,
+)
 from tooltray.tools.spec import ToolSpec
-from tooltray.tools.tokens import block_tokens, count_tokens, tokens_per_tool
 
 if TYPE_CHECKING:
     from tooltray.memory.embedders.base import EmbeddingCache

@@ -26,9 +26,8 @@ from tooltray.memory.core.reveal import weave
 from tooltray.memory.metatools.meta_tools import LOAD_TOOLS
 from tooltray.tools.deferred import DEFERRED_PATHS, render_revealing
 from tooltray.tools.render import NATIVE_PATHS as NATIVE_PATHS  # re-exported for the trinket
-from tooltray.tools.render import canonical_json, render_native, render_text
+from tooltray.tools.render import canonical_json, count_tokens, render_native, render_text
 from tooltray.tools.spec import Bundle, ToolSpec
-from tooltray.tools.tokens import count_tokens
 
 TEXT_CALL_HINT = (
     "To call a tool, reply with only a JSON object: "

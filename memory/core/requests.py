@@ -21,10 +21,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from tooltray.memory.core.reveal import defers, note
 from tooltray.memory.metatools.meta_tools import LOAD_TOOLS
-from tooltray.tools.arguments import decode_arguments
 from tooltray.tools.deferred import search_answer, search_call
 from tooltray.tools.render import canonical_json
-from tooltray.tools.spec import ToolSpec
+from tooltray.tools.spec import ToolSpec, decode_arguments
 
 if TYPE_CHECKING:
     from tooltray.memory.core.trinket import ToolLoaderTrinket

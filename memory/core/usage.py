@@ -21,8 +21,7 @@ from typing import Any
 from tooltray.events.payloads import Usage
 from tooltray.memory.core.prompt import NATIVE_PATHS, PromptView
 from tooltray.memory.store.records import TurnUsage
-from tooltray.tools.render import render_one
-from tooltray.tools.tokens import count_tokens
+from tooltray.tools.render import count_tokens, render_one
 
 Part = tuple[str, int]
 """One part of a prompt: its exact text (its identity) and its o200k tokens."""

@@ -42,11 +42,10 @@ from tooltray.memory.gateway.catalog import GatewayCatalog, Route
 from tooltray.memory.gateway.config import GatewayConfig
 from tooltray.memory.gateway.upstream import Upstream, UpstreamError
 from tooltray.memory.metatools.meta_tools import CALL_TOOL, parse_bridge
-from tooltray.tools.arguments import Decoded, decode_arguments
 from tooltray.tools.errors import MetaToolArgumentError, TooltrayError
 from tooltray.tools.registry import ToolRegistry
-from tooltray.tools.spec import ToolSpec
-from tooltray.tools.tokens import count_tokens
+from tooltray.tools.render import count_tokens
+from tooltray.tools.spec import Decoded, ToolSpec, decode_arguments
 
 log = logging.getLogger("tooltray.gateway")
 T = TypeVar("T")

@@ -1,6 +1,6 @@
 """Boilerplate: a span most of a bundle's descriptions repeat, and the tokens it costs.
 
-The span finder lives in :mod:`tooltray.tools.boilerplate` (the renderer's ``boilerplate_once``
+The span finder lives in :mod:`tooltray.tools.render` (the renderer's ``boilerplate_once``
 option uses it too); this check reports each span with what repeating it costs.
 """
 
@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tooltray.tools.boilerplate import bundle_spans, members
 from tooltray.tools.finding import Finding
+from tooltray.tools.render import bundle_spans, count_tokens, members
 from tooltray.tools.spec import ToolSpec
-from tooltray.tools.tokens import count_tokens
 
 KIND = "boilerplate"
 

@@ -11,8 +11,8 @@ import statistics
 from collections.abc import Sequence
 
 from tooltray.tools.finding import Finding
+from tooltray.tools.render import tokens_per_tool
 from tooltray.tools.spec import ToolSpec
-from tooltray.tools.tokens import tokens_per_tool
 
 KIND = "schema-size"
 MIN_TOOLS = 5

@@ -29,7 +29,6 @@ from tooltray.events import payloads as p
 from tooltray.events import signals as sig
 from tooltray.memory.retrieval.candidates import ALWAYS, Candidate
 from tooltray.memory.store.records import Changes, HistoryEvent, Load, SessionSnapshot, Unload
-from tooltray.tools.arguments import NOT_JSON, NOT_OBJECT, TOO_DEEP, decode_arguments
 from tooltray.tools.errors import (
     MetaToolArgumentError,
     ToolNotAllowedError,
@@ -37,7 +36,7 @@ from tooltray.tools.errors import (
     shown,
 )
 from tooltray.tools.registry import ToolRegistry
-from tooltray.tools.spec import ToolSpec
+from tooltray.tools.spec import NOT_JSON, NOT_OBJECT, TOO_DEEP, ToolSpec, decode_arguments
 
 LOAD_TOOLS = "load_tools"
 UNLOAD_TOOLS = "unload_tools"

@@ -38,9 +38,9 @@ from tooltray.memory.tuning import (
     TWIN_SIMILAR_NAME,
     TWIN_STRONG_Z,
 )
-from tooltray.tools.boilerplate import bundle_spans, strip_spans
 from tooltray.tools.finding import Finding, Severity
 from tooltray.tools.names import match_key
+from tooltray.tools.render import bundle_spans, strip_spans
 from tooltray.tools.spec import ToolSpec
 
 KIND = "near-duplicate"

@@ -17,8 +17,7 @@ from tooltray.memory.core.trinket import ToolLoaderTrinket
 from tooltray.memory.store import Store
 from tooltray.tools.demo import load_demo_catalog
 from tooltray.tools.registry import ToolRegistry
-from tooltray.tools.render import canonical_json
-from tooltray.tools.tokens import count_tokens
+from tooltray.tools.render import canonical_json, count_tokens
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "native_deferral_exchange.json"
 EXCHANGE: dict[str, Any] = json.loads(FIXTURE.read_text(encoding="utf-8"))

@@ -8,8 +8,7 @@ from tooltray.memory.lint.boilerplate import boilerplate_findings
 from tooltray.memory.lint.descriptions import description_findings
 from tooltray.memory.lint.params import parameter_findings
 from tooltray.memory.lint.size import size_findings
-from tooltray.tools.boilerplate import shared_spans, state_once, strip_spans
-from tooltray.tools.tokens import count_tokens
+from tooltray.tools.render import count_tokens, shared_spans, state_once, strip_spans
 
 SHARED = "This tool belongs to the demo file system, which keeps every file in memory."
 

@@ -12,7 +12,7 @@ from tooltray.memory.cli.main import cli
 from tooltray.memory.store import Store
 from tooltray.memory.store.base import BaseStore
 from tooltray.memory.store.records import Changes, TurnRecord, TurnUsage
-from tooltray.tools.tokens import count_tokens
+from tooltray.tools.render import count_tokens
 
 from .conftest import MakeTrinket, user
 

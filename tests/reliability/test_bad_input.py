@@ -34,9 +34,8 @@ from tooltray.tools.importers.mcp import from_mcp
 from tooltray.tools.importers.openai import from_openai
 from tooltray.tools.names import match_key
 from tooltray.tools.registry import ToolRegistry
-from tooltray.tools.render import render
+from tooltray.tools.render import count_tokens, render
 from tooltray.tools.spec import ToolSpec
-from tooltray.tools.tokens import count_tokens
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 

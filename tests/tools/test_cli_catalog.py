@@ -12,8 +12,7 @@ from click.testing import CliRunner
 
 from tooltray.memory.cli.main import cli
 from tooltray.tools.importers.catalog import load_catalog
-from tooltray.tools.render import RENDER_PATHS
-from tooltray.tools.tokens import block_tokens
+from tooltray.tools.render import RENDER_PATHS, block_tokens
 
 MULTITURN = "/work/shared/data/bfcl_multiturn/tools.jsonl"
 

@@ -8,25 +8,27 @@ from pathlib import Path
 
 import pytest
 
-from tooltray.tools import tokens
+from tooltray.tools import render as shown
 from tooltray.tools.errors import ConfigError
 from tooltray.tools.importers.catalog import load_catalog
-from tooltray.tools.render import RENDER_PATHS, render, render_one
-from tooltray.tools.spec import ToolSpec
-from tooltray.tools.tokens import (
+from tooltray.tools.render import (
+    RENDER_PATHS,
     TokenCount,
     block_tokens,
     count_tokens,
     is_estimated,
+    render,
+    render_one,
     tokens_per_tool,
 )
+from tooltray.tools.spec import ToolSpec
 
 
 @pytest.fixture(autouse=True)
 def fresh_caches() -> Iterator[None]:
-    tokens.clear_caches()
+    shown.clear_caches()
     yield
-    tokens.clear_caches()
+    shown.clear_caches()
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -60,7 +62,7 @@ def test_long_text_chunks_count_like_one_pass() -> None:
 
 def test_estimate_when_bpe_openai_missing(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "bpe_openai", None)  # import now raises ImportError
-    tokens.clear_caches()
+    shown.clear_caches()
     count = count_tokens("x" * 9)
     assert count == TokenCount(3, "o200k_base", True)
     assert is_estimated()
@@ -89,13 +91,13 @@ def test_per_tool_cache_is_keyed_by_content(
 ) -> None:
     first = tokens_per_tool(tools, "anthropic")
     calls: list[str] = []
-    real = tokens.count_tokens
+    real = shown.count_tokens
 
     def spy(text: str, encoding: str = "o200k_base") -> TokenCount:
         calls.append(text)
         return real(text, encoding)
 
-    monkeypatch.setattr(tokens, "count_tokens", spy)
+    monkeypatch.setattr(shown, "count_tokens", spy)
     rebuilt = [ToolSpec.model_validate_json(t.model_dump_json()) for t in tools]
     assert tokens_per_tool(rebuilt, "anthropic") == first
     assert calls == []
