@@ -18,7 +18,7 @@ from sqlalchemy import insert
 from tooltray.memory.embedders import normalise
 from tooltray.memory.learning import StoreSignals
 from tooltray.memory.store import Store
-from tooltray.memory.store.learned import PAIRS, REQUESTS, pairs
+from tooltray.memory.store.tables import PAIRS, REQUESTS, pairs
 
 PAST_TURNS = 10_000
 

@@ -13,7 +13,7 @@ from alembic import context
 from alembic.autogenerate.api import AutogenContext
 from sqlalchemy.engine import Connection
 
-from tooltray.memory.store.models import Base, UTCDateTime
+from tooltray.memory.store.tables import Base, UTCDateTime
 
 config = context.config
 target_metadata = Base.metadata

@@ -17,7 +17,7 @@ from tooltray.memory.cli import db as db_cli
 
 HEAVY = ("onnxruntime", "tokenizers", "numpy", "openai", "tooltray.memory.agent.loop")
 STORE = ("sqlalchemy", "alembic")
-ORM = ("sqlalchemy.orm", "tooltray.memory.store.models")
+ORM = ("sqlalchemy.orm", "tooltray.memory.store.tables")
 MAIN = importlib.import_module("tooltray.memory.cli.main")  # the package exports main()
 
 

@@ -119,7 +119,7 @@ class Explained:
 def session_state(store: DryStore, session_id: str | None) -> SessionState:
     """The session as stored, as the trinket would rehydrate it (``None``: a new session)."""
     from tooltray.memory.core.session import SessionState, grown_turn
-    from tooltray.memory.store.rules import empty_snapshot
+    from tooltray.memory.store.records import empty_snapshot
 
     stored = store.snapshot(session_id) if session_id is not None else None
     session_id = session_id if session_id is not None else "new-session"

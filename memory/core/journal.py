@@ -25,8 +25,7 @@ from tooltray.events import signals as sig
 from tooltray.memory.core import outages
 from tooltray.memory.core.session import SessionState
 from tooltray.memory.store.base import BaseStore
-from tooltray.memory.store.records import Changes, SessionSnapshot
-from tooltray.memory.store.rules import apply_local, empty_snapshot
+from tooltray.memory.store.records import Changes, SessionSnapshot, apply_local, empty_snapshot
 from tooltray.tools.errors import StoreError
 
 StartLate = Callable[[SessionState], None]

@@ -1,6 +1,6 @@
 """Per-session state held by the trinket: the stored snapshot plus what only this process knows.
 
-The change rules themselves live with the store (:mod:`tooltray.memory.store.rules`).
+The change rules themselves live with the store (:mod:`tooltray.memory.store.records`).
 """
 
 from __future__ import annotations

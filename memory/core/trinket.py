@@ -71,8 +71,8 @@ from tooltray.memory.store.records import (
     Load,
     SessionMeta,
     Use,
+    empty_snapshot,
 )
-from tooltray.memory.store.rules import empty_snapshot
 from tooltray.tools.errors import MetaToolArgumentError, StoreError, TooltrayError
 from tooltray.tools.registry import ToolRegistry
 from tooltray.tools.spec import ToolSpec

@@ -29,8 +29,9 @@ if TYPE_CHECKING:
         TurnRecord,
         Unload,
         Use,
+        apply_local,
+        empty_snapshot,
     )
-    from tooltray.memory.store.rules import apply_local, empty_snapshot
     from tooltray.memory.store.store import Store
     from tooltray.memory.store.url import resolve_url
 
@@ -51,8 +52,9 @@ __getattr__, __dir__ = lazy_exports(
             "TurnRecord",
             "Unload",
             "Use",
+            "apply_local",
+            "empty_snapshot",
         ),
-        ".rules": ("apply_local", "empty_snapshot"),
         ".store": ("Store",),
         ".url": ("resolve_url",),
     },

@@ -13,8 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 from sqlalchemy import Connection, select
 
-from tooltray.memory.store.models import utcnow
-from tooltray.memory.store.queries import EMBEDDINGS, upsert
+from tooltray.memory.store.tables import EMBEDDINGS, upsert, utcnow
 from tooltray.tools.errors import StoreError
 
 CHUNK = 500

@@ -7,7 +7,7 @@ lock instead of failing half-way. ``resolve_url`` and the URL parsing live in
 read-only engine of ``tooltray sql`` is the console's (:mod:`tooltray.memory.cli.sqlconsole`).
 Each transaction may set how long it waits for a lock (the ``BUSY_MS`` execution option:
 SQLite's busy timeout, PostgreSQL's ``lock_timeout``), so that the store's time budget bounds
-the wait (:class:`~tooltray.memory.store.retry.Patience`).
+the wait (:class:`~tooltray.memory.store.store.Patience`).
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """An in-memory store: the same contract as the database, kept in this process only.
 
-It learns too (:class:`~tooltray.memory.store.learned_memory.LearnedTables`), so a trinket on it
+It learns too (:class:`~tooltray.memory.store.records.LearnedTables`), so a trinket on it
 reads back what its finished turns taught, as one on a database does.
 
-Built on the store's own change rules (:mod:`tooltray.memory.store.rules`), so a session
+Built on the store's own change rules (:mod:`tooltray.memory.store.records`), so a session
 behaves exactly as it would over SQLite or PostgreSQL, minus durability and sharing. Used when
 the loader is off, when the configured database cannot be opened (the agent then runs degraded
 rather than stopping), and wherever a test or a short-lived agent needs no file.
@@ -20,20 +20,22 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from tooltray.memory.store.learned_memory import LearnedTables
 from tooltray.memory.store.records import (
     Changes,
     HistoryEvent,
     LearnClock,
     LearnedMate,
+    LearnedTables,
     PastRequest,
     PruneReport,
     SessionInfo,
     SessionSnapshot,
     TurnRecord,
+    apply_local,
+    empty_snapshot,
+    history_rows,
     with_usage,
 )
-from tooltray.memory.store.rules import apply_local, empty_snapshot, history_rows
 
 
 class MemoryStore:

@@ -1,4 +1,19 @@
-"""The store: the one object the trinket talks to for durable state.
+"""The store object, and its patience with a busy database.
+
+Bounded retries for the errors that concurrency causes, and one clear error for the rest.
+
+SQLite answers "database is locked" when another process holds the write lock past the busy
+timeout; PostgreSQL aborts one side of a serialization failure or deadlock. Both are worth
+retrying with exponential backoff and jitter; anything else, damaged stored values included
+(undecodable text, broken JSON), becomes a :class:`StoreError` at once.
+
+A busy database must never hold the agent's turn: :class:`Patience` gives each call a time budget
+(``store_wait``, 1 s by default) that bounds SQLite's busy wait and the retries together, and once
+a call has used its whole budget, later calls try once without waiting until one gets through. So a
+turn waits out at most one budget; the trinket queues what could not be written and writes it on
+the first commit that reaches the database again.
+
+The store: the one object the trinket talks to for durable state.
 
 Every write is one transaction that takes the session's lock (``BEGIN IMMEDIATE`` on SQLite,
 ``SELECT ... FOR UPDATE`` on PostgreSQL), so several processes can share a session and each sees
@@ -7,28 +22,21 @@ what the database holds. Transient lock errors are retried; everything else is a
 
 from __future__ import annotations
 
+import random
+import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import Connection, Engine, delete, select
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
-from tooltray.memory.store.apply import apply_changes
+from tooltray.memory.store.access import readonly_hint
 from tooltray.memory.store.engine import BUSY_MS, IMMEDIATE, is_sqlite, make_engine, sqlite_path
 from tooltray.memory.store.migrate import ensure_schema, upgrade_engine
-from tooltray.memory.store.models import utcnow
-from tooltray.memory.store.probe import display_url
-from tooltray.memory.store.queries import (
-    HISTORY,
-    RESULTS,
-    TURNS,
-    read_history,
-    read_sessions,
-    read_snapshot,
-    read_turns,
-    upsert,
-)
+from tooltray.memory.store.probe import display_url, first_line
 from tooltray.memory.store.records import (
     Changes,
     HistoryEvent,
@@ -39,18 +47,130 @@ from tooltray.memory.store.records import (
     SessionInfo,
     SessionSnapshot,
     TurnRecord,
+    empty_snapshot,
 )
-from tooltray.memory.store.retry import Patience
-from tooltray.memory.store.rules import empty_snapshot
+from tooltray.memory.store.tables import (
+    HISTORY,
+    RESULTS,
+    TURNS,
+    apply_changes,
+    read_history,
+    read_sessions,
+    read_snapshot,
+    read_turns,
+    upsert,
+    utcnow,
+)
 from tooltray.memory.store.url import resolve_url
+from tooltray.tools.errors import StoreError
 
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
+
 T = TypeVar("T")
 
+ATTEMPTS = 8
+BASE_DELAY = 0.005
+MAX_DELAY = 0.5
+_SQLITE_BUSY = ("database is locked", "database table is locked", "database is busy")
+_PG_RETRY_STATES = {"40001", "40P01", "55P03"}
+
+
+def is_transient(exc: BaseException) -> bool:
+    """True for lock contention, serialization failures and deadlocks (worth another try)."""
+    if not isinstance(exc, DBAPIError):
+        return False
+    state = getattr(exc.orig, "sqlstate", None)
+    if state in _PG_RETRY_STATES:
+        return True
+    message = str(exc.orig).lower()
+    return any(text in message for text in _SQLITE_BUSY)
+
+
+def backoff(attempt: int) -> float:
+    """Seconds to wait before retry number ``attempt`` (1-based): exponential, full jitter."""
+    return random.uniform(0, min(MAX_DELAY, BASE_DELAY * 2**attempt))
+
+
+def with_retries(
+    fn: Callable[[], T], *, what: str, attempts: int = ATTEMPTS, deadline: float | None = None
+) -> T:
+    """Run ``fn`` (one whole transaction), retrying transient failures up to ``attempts`` times
+    and, with a ``deadline`` (a :func:`time.monotonic` time), not after it.
+
+    Raises:
+        StoreError: the database kept refusing, or failed in a way a retry cannot fix.
+    """
+    for attempt in range(1, attempts + 1):
+        try:
+            return fn()
+        except SQLAlchemyError as exc:
+            if not is_transient(exc):
+                raise StoreError(f"could not {what}: {readonly_hint(first_line(exc))}") from exc
+            left = float("inf") if deadline is None else deadline - time.monotonic()
+            if attempt == attempts or left <= 0:
+                raise busy(what, attempt, exc) from exc
+            time.sleep(min(backoff(attempt), left))
+        except (UnicodeError, ValueError) as exc:
+            raise StoreError(
+                f"could not {what}: a stored value is damaged ({type(exc).__name__}: "
+                f"{str(exc)[:120]}); move the database aside or restore a backup"
+            ) from exc
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def busy(what: str, attempts: int, exc: BaseException) -> StoreError:
+    """The error of a database that stayed busy through every attempt."""
+    tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
+    return StoreError(
+        f"could not {what}: the database stayed busy after {tries} "
+        f"({first_line(exc)}); another process holds it too long, retry later"
+    )
+
+
+@dataclass
+class Patience:
+    """How long store calls may wait for a busy database, and whether it is known to be busy.
+
+    Args:
+        seconds: one call's budget for the busy wait and its retries together.
+    """
+
+    seconds: float
+    busy: bool = False
+
+    def run(self, fn: Callable[[float], T], *, what: str) -> T:
+        """Run ``fn(wait)`` with retries inside the budget; ``wait`` is what one attempt may
+        block for (SQLite's busy timeout). A known-busy database gets one attempt, no wait."""
+        budget = 0.0 if self.busy else self.seconds
+        deadline = time.monotonic() + budget
+        attempts = 1 if self.busy else ATTEMPTS
+        try:
+            out = with_retries(
+                lambda: fn(max(0.0, deadline - time.monotonic())),
+                what=what,
+                attempts=attempts,
+                deadline=deadline,
+            )
+        except StoreError as exc:
+            self.busy = is_transient(exc.__cause__ or exc)
+            raise
+        self.busy = False
+        return out
+
+
 DEFAULT_WAIT = 1.0  # seconds; the store_wait setting's default
+
+
+def _write_vectors(conn: Connection, changes: Changes) -> None:
+    """The document vectors a change carries, whatever its guards say (the embedding cache)."""
+    if changes.vectors:
+        from tooltray.memory.store.embeddings import write_embeddings  # numpy: only when needed
+
+        for embedder_id, vectors in changes.vectors.items():
+            write_embeddings(conn, embedder_id, vectors)
 
 
 def _open(url: str, auto_upgrade: bool) -> Engine:
@@ -114,6 +234,7 @@ class Store:
         def write(conn: Connection) -> SessionSnapshot:
             stored = read_snapshot(conn, session_id) if not steps else None
             for changes in steps:
+                _write_vectors(conn, changes)
                 stored = apply_changes(conn, session_id, changes)
             return stored or empty_snapshot(session_id)
 
@@ -189,7 +310,7 @@ class Store:
         self, tools: Sequence[str], min_share: float
     ) -> tuple[list[LearnedMate], LearnClock]:
         """Learned co-use mates of ``tools`` and the clock they are read at, in one read."""
-        from tooltray.memory.store.learned import read_clock, read_mates
+        from tooltray.memory.store.tables import read_clock, read_mates
 
         def read(conn: Connection) -> tuple[list[LearnedMate], LearnClock]:
             return read_mates(conn, list(tools), min_share), read_clock(conn)
@@ -198,7 +319,7 @@ class Store:
 
     def past_requests(self, after: int) -> tuple[LearnClock, list[PastRequest]]:
         """The clock and the learned turns with a vector after ``after`` (none if none newer)."""
-        from tooltray.memory.store.learned import read_clock, read_requests
+        from tooltray.memory.store.tables import read_clock, read_requests
 
         def read(conn: Connection) -> tuple[LearnClock, list[PastRequest]]:
             clock = read_clock(conn)

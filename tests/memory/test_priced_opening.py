@@ -13,7 +13,7 @@ from tooltray.memory.config import Settings
 from tooltray.memory.core import price
 from tooltray.memory.core.planner import Planner
 from tooltray.memory.core.session import SessionState
-from tooltray.memory.store.rules import empty_snapshot
+from tooltray.memory.store.records import empty_snapshot
 from tooltray.tools.demo import demo_registry
 from tooltray.tools.registry import ToolRegistry
 from tooltray.tools.spec import ToolSpec

@@ -11,8 +11,15 @@ from tooltray.memory.core.selection import (
     order_candidates,
 )
 from tooltray.memory.retrieval.candidates import Candidate
-from tooltray.memory.store.records import Changes, Load, LoadedTool, Unload, Use
-from tooltray.memory.store.rules import apply_local, empty_snapshot
+from tooltray.memory.store.records import (
+    Changes,
+    Load,
+    LoadedTool,
+    Unload,
+    Use,
+    apply_local,
+    empty_snapshot,
+)
 
 
 def _loaded(

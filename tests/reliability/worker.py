@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import reliability_support as rs  # noqa: E402
 
-import tooltray.memory.store.retry as retry  # noqa: E402
+import tooltray.memory.store.store as retry  # noqa: E402
 from tooltray.events import ToolUsed, TurnCompleted, emit, tool_used, turn_completed  # noqa: E402
 from tooltray.memory.config import Settings  # noqa: E402
 from tooltray.memory.core.trinket import ToolLoaderTrinket  # noqa: E402

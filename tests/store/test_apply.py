@@ -20,8 +20,9 @@ from tooltray.memory.store.records import (
     TurnRecord,
     Unload,
     Use,
+    apply_local,
+    empty_snapshot,
 )
-from tooltray.memory.store.rules import apply_local, empty_snapshot
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from sqlalchemy.exc import DatabaseError
 from tooltray.memory.cli.sqlconsole.readonly import readonly_engine
 from tooltray.memory.store import Store, make_engine, resolve_url
 from tooltray.memory.store.records import Changes, Load
-from tooltray.memory.store.retry import is_transient, with_retries
+from tooltray.memory.store.store import is_transient, with_retries
 from tooltray.tools.errors import StoreError
 
 

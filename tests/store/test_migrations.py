@@ -14,7 +14,7 @@ from sqlalchemy import inspect, text
 from tooltray.memory.cli.main import cli
 from tooltray.memory.store import Store, current, make_engine, upgrade
 from tooltray.memory.store.migrate import alembic_config, check, head, known_revisions
-from tooltray.memory.store.models import TABLES
+from tooltray.memory.store.tables import TABLES
 from tooltray.tools.errors import SchemaVersionError, StoreError
 
 
@@ -186,7 +186,7 @@ def test_current_does_not_create_a_missing_file(tmp_path: Path) -> None:
 def test_the_revisions_read_without_alembic_match_alembics_reading() -> None:
     from alembic.script import ScriptDirectory
 
-    from tooltray.memory.store.models import Base
+    from tooltray.memory.store.tables import Base
     from tooltray.memory.store.versions import chain, head_revision
 
     script = ScriptDirectory.from_config(alembic_config("sqlite://"))

@@ -4,7 +4,7 @@
 :class:`~tooltray.memory.store.store.Store`, whose SQLAlchemy costs more CPU than the whole
 command may take. The records are the store's own, timestamps included: a ``DateTime`` column
 holds ``YYYY-MM-DD HH:MM:SS.ffffff`` in UTC on SQLite, which comes back timezone-aware exactly as
-:class:`~tooltray.memory.store.models.UTCDateTime` returns it (a test compares both readings).
+:class:`~tooltray.memory.store.tables.UTCDateTime` returns it (a test compares both readings).
 """
 
 from __future__ import annotations
