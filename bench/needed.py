@@ -26,7 +26,7 @@ from rich.table import Table  # noqa: E402
 
 from tooltray.memory.config import Settings  # noqa: E402
 from tooltray.memory.core.planner import Planner  # noqa: E402
-from tooltray.memory.retrieval.past import NoSignals, SessionSignals  # noqa: E402
+from tooltray.memory.retrieval.selector import NoSignals, SessionSignals  # noqa: E402
 from tooltray.memory.store import Store  # noqa: E402
 from tooltray.memory.tuning import GROWTH_MISS  # noqa: E402
 

@@ -1,6 +1,6 @@
 """Every tuned value of selection, one line each: what it trades, and how it was measured.
 
-Scores are calibrated z-scores over the catalog (:mod:`tooltray.memory.retrieval.fusion`), so a
+Scores are calibrated z-scores over the catalog (:mod:`tooltray.memory.retrieval.scoring`), so a
 bar here is in standard deviations, never a raw cosine. "retrieval" means ``bench/run.py
 retrieval`` (R@10 / C@10 on the dev splits), "session" means ``bench/run.py session`` (first-pass
 recall, escapes per turn, tool tokens of eager, prefix changes per session on bfcl_multiturn and

@@ -196,7 +196,7 @@ def embed_with_progress(tools: Sequence[ToolSpec], embedder: Any) -> None:
     them from the cache's memo); outside one, nothing is drawn."""
     from rich.console import Console
 
-    from tooltray.memory.retrieval.text import doc_text
+    from tooltray.memory.retrieval.scoring import doc_text
 
     console = Console(stderr=True)
     if not console.is_terminal or not hasattr(embedder, "embed_documents"):

@@ -155,7 +155,7 @@ def explain(planner: Planner, state: SessionState, message: str) -> tuple[str, l
 def _candidates(
     planner: Planner, state: SessionState, message: str, plan: Plan, phase: str
 ) -> list[Explained]:
-    from tooltray.memory.retrieval.query import Query
+    from tooltray.memory.retrieval.scoring import Query
 
     index = getattr(planner.selector(), "index")  # noqa: B009  (an IndexSelector's ToolIndex)
     query = Query(message)
@@ -178,9 +178,9 @@ def _candidates(
 
 
 def _bar(lifted: Any, phase: str, loaded: Sequence[int]) -> float:
-    """The bar of this phase on this message's scores (``memory/retrieval/picks.py`` at a
-    boundary; ``conversation.py``'s growth line on a later turn, over the tools not loaded)."""
-    from tooltray.memory.retrieval.picks import bar
+    """The bar of this phase on this message's scores (``retrieval/index.py``'s pick rule at a
+    boundary; ``selector.py``'s growth line on a later turn, over the tools not loaded)."""
+    from tooltray.memory.retrieval.index import bar
     from tooltray.memory.tuning import GROW_BAR, GROW_RATIO
 
     if phase == "start":

@@ -31,14 +31,15 @@ from tooltray.memory.core.session import MODE_ALL, MODE_SELECTED, SessionState
 from tooltray.memory.core.skills import SkillLibrary, load_skills
 from tooltray.memory.embedders.base import Progress
 from tooltray.memory.metatools.meta_tools import shown_meta_specs
-from tooltray.memory.retrieval.candidates import Candidate
-from tooltray.memory.retrieval.past import (
+from tooltray.memory.retrieval.scoring import Candidate
+from tooltray.memory.retrieval.selector import (
     NoSignals,
     SelectionSignals,
     SessionNeeds,
     SessionSignals,
+    build_selector,
+    lexical_selector,
 )
-from tooltray.memory.retrieval.selector import build_selector, lexical_selector
 from tooltray.memory.store.records import SelectionMode
 from tooltray.memory.tuning import (
     ESCAPE_ANSWER,

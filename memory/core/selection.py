@@ -5,7 +5,7 @@
    (``growth``), what a ``load_tools`` query answers (``search``). Stages 1-3 are one
    replaceable :class:`Selector`; the default is
    :class:`~tooltray.memory.retrieval.selector.IndexSelector` (hybrid index, the pick rule of
-   :mod:`tooltray.memory.retrieval.picks`, tuned values in :mod:`tooltray.memory.tuning`). Pass
+   :mod:`tooltray.memory.retrieval.index`, tuned values in :mod:`tooltray.memory.tuning`). Pass
    your own as ``Planner(registry, settings, selector=factory)``, ``factory(specs, settings,
    store, progress) -> Selector``, as pydantic-ai takes a search function.
 4. **reveal**: which decided tools enter the loaded set, in which order, within the caps
@@ -24,8 +24,8 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from tooltray.memory.retrieval.candidates import ALWAYS, Candidate
-from tooltray.memory.retrieval.past import SelectionSignals
+from tooltray.memory.retrieval.scoring import ALWAYS, Candidate
+from tooltray.memory.retrieval.selector import SelectionSignals
 from tooltray.memory.store.records import LoadedTool
 
 if TYPE_CHECKING:

@@ -59,8 +59,8 @@ from tooltray.memory.metatools.meta_tools import (
     meta_tool_specs,
     parse_bridge,
 )
-from tooltray.memory.retrieval.candidates import Candidate
-from tooltray.memory.retrieval.past import SelectionSignals
+from tooltray.memory.retrieval.scoring import Candidate
+from tooltray.memory.retrieval.selector import SelectionSignals
 from tooltray.memory.store import MemoryStore, Store
 from tooltray.memory.store.base import BaseStore
 from tooltray.memory.store.records import (

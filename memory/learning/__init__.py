@@ -2,7 +2,8 @@
 
 What a finished turn teaches (:func:`lesson`) is stored in the turn's transaction; what was
 learned is read back by :class:`StoreSignals` (the planner's
-:class:`~tooltray.memory.retrieval.past.SelectionSignals`), shared by every process on the store.
+:class:`~tooltray.memory.retrieval.selector.SelectionSignals`), shared by every process on the
+store.
 :func:`prune_history` drops old raw history without touching what was learned.
 """
 

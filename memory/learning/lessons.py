@@ -41,7 +41,7 @@ from tooltray.memory.tuning import (
 )
 
 if TYPE_CHECKING:
-    from tooltray.memory.retrieval.past import SelectionSignals
+    from tooltray.memory.retrieval.selector import SelectionSignals
 
 
 class RequestMatrix:
@@ -336,7 +336,7 @@ def learned_signals(
     store: BaseStore, allowed: Callable[[str], bool], settings: Settings
 ) -> SelectionSignals:
     """The store's learned signals (any store learns), or :class:`NoSignals` (learning off)."""
-    from tooltray.memory.retrieval.past import NoSignals
+    from tooltray.memory.retrieval.selector import NoSignals
 
     if settings.learn == "off":
         return NoSignals()

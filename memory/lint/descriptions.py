@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from tooltray.memory.retrieval.text import terms
+from tooltray.memory.retrieval.scoring import terms
 from tooltray.tools.finding import Finding
 from tooltray.tools.spec import ToolSpec
 

@@ -27,7 +27,7 @@ from typing import Any, Literal, Protocol
 
 from tooltray.events import payloads as p
 from tooltray.events import signals as sig
-from tooltray.memory.retrieval.candidates import ALWAYS, Candidate
+from tooltray.memory.retrieval.scoring import ALWAYS, Candidate
 from tooltray.memory.store.records import Changes, HistoryEvent, Load, SessionSnapshot, Unload
 from tooltray.tools.errors import (
     MetaToolArgumentError,

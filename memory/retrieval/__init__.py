@@ -1,23 +1,21 @@
 """Tool retrieval: BM25 + dense vectors fused on catalog-calibrated scores, in bundles."""
 
-from tooltray.memory.retrieval.bundles import Bundles
-from tooltray.memory.retrieval.candidates import Candidate
-from tooltray.memory.retrieval.fusion import fuse, zscores
-from tooltray.memory.retrieval.index import Hit, ToolIndex
-from tooltray.memory.retrieval.lexical import LexicalIndex
-from tooltray.memory.retrieval.query import (
+from tooltray.memory.retrieval.index import Bundles, Hit, ToolIndex
+from tooltray.memory.retrieval.scoring import (
     QUERY_MODES,
+    Candidate,
+    LexicalIndex,
     Query,
     build_query,
+    doc_text,
+    fuse,
+    lexical_terms,
     parse_required,
     parse_select,
-)
-from tooltray.memory.retrieval.text import (
-    doc_text,
-    lexical_terms,
     segments,
     terms,
     tokenize_identifier,
+    zscores,
 )
 
 __all__ = [

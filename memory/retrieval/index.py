@@ -1,9 +1,37 @@
-"""``ToolIndex``: BM25 and dense vectors over one catalog, searched together.
+"""The catalog index and what loads from it: bundle cohesion, the one pick rule, and ToolIndex.
 
-``search`` ranks; ``picks`` says what to load (see :mod:`.picks` for the bar and its numbers).
-Scores are calibrated per query over the catalog (:mod:`.fusion`), a request is scored whole and
-sentence by sentence (:mod:`.scoring`), bundle-mates lift each other (:mod:`.bundles`). A
-failing embedder degrades search to lexical and sets ``degraded``; ``strict`` raises instead.
+Bundle cohesion: a strong match lifts its bundle-mates, and pulls small bundles in whole.
+
+* **Lift.** Each tool gains ``LIFT x`` its best bundle-mate's score (when positive) divided by
+  ``sqrt(bundle size - 1)``: a mate still has to clear the bar, but with help, and the help thins
+  out in big bundles.
+* **Pull-in.** A strong match (at least ``PULL_RATIO x`` the top score) pulls in every mate that
+  scores ``PULL_FLOOR`` deviations above the catalog mean, from bundles of at most
+  ``PULL_MAX_BUNDLE`` tools. A conversation keeps working inside one class of tools, so loading
+  the class once costs fewer tokens over a session than the escapes it prevents: every escape is
+  one more model round trip and one more prompt-prefix change (a KV-cache miss). The
+  single-query rankings (R@k, C@k) do not use pull-in. Bigger bundles are menus, not cohesion
+  groups.
+
+The values are in :mod:`tooltray.memory.tuning`; the measurements behind them in
+``bench/README.md`` ("Tuned values": bundles).
+
+What loads: the calibrated bar, each sentence's best tools, bundle-mates; reserved places.
+
+The bar a tool must clear is relative, never an absolute cosine: ``max(2, 0.5 x top)`` on the
+fused z-scale, where ``top`` is the query's best fused score, plus the best 3 when they stand
+above the catalog mean. A fixed z-bar depends on the catalog's size: the best matches of a
+2-4k-tool catalog sit 8-11 deviations out, those of a 130-tool one 4-5, so ``z >= 4`` picks 15
+tools a query in sealtools and 3 in bfcl_multiturn (recall 78%). The 0.5 ratio keeps 4-12 picks
+on every catalog at about 1k tokens; below it each extra point of recall costs more tokens than the
+``load_tools`` escape hatch does (``bench/README.md`` has the measurements).
+
+``ToolIndex``: BM25 and dense vectors over one catalog, searched together.
+
+``search`` ranks; ``picks`` says what to load (the pick rule above: the bar and its numbers). Scores
+are calibrated per query over the catalog and a request is scored whole and sentence by sentence
+(:mod:`.scoring`); bundle-mates lift each other (:class:`Bundles`). A failing embedder degrades
+search to lexical and sets ``degraded``; ``strict`` raises instead.
 """
 
 from __future__ import annotations
@@ -17,29 +45,183 @@ import numpy as np
 from numpy.typing import NDArray
 
 from tooltray.memory.embedders.base import CachedEmbedder, EmbeddingCache, Progress
-from tooltray.memory.retrieval.bundles import Bundles
-from tooltray.memory.retrieval.lexical import LexicalIndex
-from tooltray.memory.retrieval.picks import bar, choose, mates, reserve, sentence_best
-from tooltray.memory.retrieval.query import (
-    DEFAULT_MODE,
-    Query,
-    build_query,
-    parse_required,
-    parse_select,
-)
-from tooltray.memory.retrieval.ranking import TieBreak
 from tooltray.memory.retrieval.scoring import (
+    DEFAULT_MODE,
+    LexicalIndex,
+    Query,
     QueryPlan,
     Scored,
+    TieBreak,
+    build_query,
     dense_rows,
+    doc_text,
     lexical_rows,
+    parse_required,
+    parse_select,
     plan_query,
     score,
 )
-from tooltray.memory.retrieval.text import doc_text
-from tooltray.memory.tuning import AGREE_Z, STRONG_RATIO
+from tooltray.memory.tuning import (
+    AGREE_Z,
+    BAR_FLOOR,
+    BAR_RATIO,
+    LIFT,
+    MIN_PICKS,
+    PULL_FLOOR,
+    PULL_MAX_BUNDLE,
+    PULL_RATIO,
+    SENTENCE_RATIO,
+    SENTENCE_TOP,
+    STRONG_RATIO,
+)
 from tooltray.tools.errors import EmbedderError
 from tooltray.tools.spec import ToolSpec
+
+
+class Bundles:
+    """The bundle structure of one catalog, laid out for vectorised per-query work.
+
+    Args:
+        bundles: each tool's bundle name (or ``None``), in index order.
+    """
+
+    def __init__(self, bundles: Sequence[str | None]) -> None:
+        groups: dict[str, list[int]] = {}
+        for i, b in enumerate(bundles):
+            if b is not None:
+                groups.setdefault(b, []).append(i)
+        shared = [idx for idx in groups.values() if len(idx) > 1]
+        self.members = {b: tuple(idx) for b, idx in groups.items()}
+        self.of = list(bundles)
+        self.perm = np.array([i for idx in shared for i in idx], dtype=np.int64)
+        sizes = np.array([len(idx) for idx in shared], dtype=np.int64)
+        self.starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        self.size_of = np.repeat(sizes, sizes)
+        self.group_of = np.repeat(np.arange(len(shared)), sizes)
+
+    def best_mate(self, scores: NDArray[np.float64]) -> NDArray[np.float64]:
+        """For each tool, the best score among its bundle-mates (``-inf`` without mates)."""
+        out = np.full(scores.shape, -np.inf)
+        if not len(self.perm):
+            return out
+        g = scores[self.perm]
+        first = np.maximum.reduceat(g, self.starts)[self.group_of]
+        is_top = g >= first
+        n_top = np.add.reduceat(is_top.astype(np.int64), self.starts)[self.group_of]
+        second = np.maximum.reduceat(np.where(is_top, -np.inf, g), self.starts)[self.group_of]
+        out[self.perm] = np.where(is_top & (n_top == 1), second, first)
+        return out
+
+    def lift(self, scores: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``scores`` plus each tool's share of its best mate's (positive) score."""
+        if not len(self.perm):
+            return scores
+        mate = np.maximum(self.best_mate(scores)[self.perm], 0.0)
+        out: NDArray[np.float64] = scores.copy()
+        out[self.perm] += LIFT * mate / np.sqrt(self.size_of - 1)
+        return out
+
+    def pull_in(self, tool: int, scores: NDArray[np.float64], top: float) -> list[int]:
+        """Mates of ``tool`` to load with it: strong match, small bundle, mates above the floor."""
+        bundle = self.of[tool]
+        if bundle is None or scores[tool] < PULL_RATIO * top:
+            return []
+        mates = self.members[bundle]
+        if len(mates) > PULL_MAX_BUNDLE:
+            return []
+        return [m for m in mates if m != tool and scores[m] > PULL_FLOOR]
+
+    def close_mates(
+        self, tools: Sequence[int], scores: NDArray[np.float64], floor: float, skip: set[int]
+    ) -> list[int]:
+        """Bundle-mates of ``tools`` scoring at least ``floor``, best first, none in ``skip``."""
+        seen, out = set(skip) | set(tools), []
+        for tool in tools:
+            bundle = self.of[tool]
+            for m in self.members.get(bundle, ()) if bundle is not None else ():
+                if m not in seen and scores[m] >= floor:
+                    seen.add(m)
+                    out.append(m)
+        return sorted(out, key=lambda m: -float(scores[m]))
+
+
+Scores = NDArray[np.float64]
+
+
+def bar(top: float) -> float:
+    """The score a tool must reach, given the query's best score."""
+    return max(BAR_FLOOR, BAR_RATIO * top)
+
+
+def over_bar(order: Sequence[int], final: Scores) -> list[int]:
+    """The ranked tools that clear the bar, and at least the best 3 above the catalog mean."""
+    if not order:
+        return []
+    line = bar(float(final[order[0]]))
+    return [i for r, i in enumerate(order) if final[i] >= line or (r < MIN_PICKS and final[i] > 0)]
+
+
+def sentence_best(
+    sentences: Scores,
+    final: Scores,
+    ties: TieBreak,
+    text: str,
+    have: Sequence[int] = (),
+    per: int = SENTENCE_TOP,
+) -> list[int]:
+    """Each sentence's best ``per`` tools over ``max(2, 0.85 x`` its top), not in ``have``."""
+    seen, out = set(have), []
+    for row in sentences:
+        line = max(BAR_FLOOR, SENTENCE_RATIO * float(row.max()))
+        for i in ties.top(row, per, text):
+            if row[i] >= line and i not in seen and np.isfinite(final[i]):
+                seen.add(i)
+                out.append(i)
+    return out
+
+
+def choose(
+    final: Scores, sentence_rows: Sequence[Scores], ties: TieBreak, text: str, k: int
+) -> tuple[list[int], list[int]]:
+    """The pick rule: ``(main, chosen)`` for the scores ``final`` of a query or conversation.
+
+    ``main`` is the ranked tools over the bar (:func:`over_bar`); ``chosen`` adds each row's
+    best tools of ``sentence_rows`` (:func:`sentence_best`, in order, up to ``k // 2`` of
+    them), keeping them under the cap of ``k`` before ``main``'s tail. No ``main``, no pick.
+    """
+    main = over_bar(ties.top(final, k, text), final)
+    if not main or k < 1:
+        return main, []
+    extra: list[int] = []
+    for rows in sentence_rows:
+        extra += sentence_best(rows, final, ties, text, main + extra)
+    extra = extra[: k // 2]
+    return main, main[: k - len(extra)] + extra
+
+
+def mates(chosen: Sequence[int], final: Scores, bundles: Bundles) -> list[int]:
+    """Bundle-mates the chosen tools pull in (strong matches in small bundles only)."""
+    if not chosen:
+        return []
+    top = float(max(final[i] for i in chosen))
+    seen, out = set(chosen), []
+    for i in chosen:
+        for m in bundles.pull_in(i, final, top):
+            if m not in seen and np.isfinite(final[m]):
+                seen.add(m)
+                out.append(m)
+    return out
+
+
+def reserve(order: list[int], wanted: Sequence[int], final: Scores, k: int) -> list[int]:
+    """``order`` cut to ``k`` with places kept for ``wanted``, best score first."""
+    missing = [i for i in wanted if i not in order]
+    if not missing or k < 1:
+        return order[:k]
+    kept = order[: max(k - len(missing), 0)] + missing[:k]
+    rank = {i: r for r, i in enumerate(order)}
+    return sorted(kept, key=lambda i: (-float(final[i]), rank.get(i, k)))
+
 
 log = logging.getLogger("tooltray")
 HitSource = Literal["semantic", "lexical", "bundle", "select"]

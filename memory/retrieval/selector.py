@@ -1,10 +1,40 @@
-"""Retrieval's side of selection: the index's scores of a conversation, and its decisions.
+"""The default Selector: the conversation's scores and rules over the index, and what selection may
+learn from past sessions.
+
+What selection may learn from past sessions: the protocol the store's learned history fills.
+
+The planner codes against :class:`SelectionSignals` only, so selection works the same with or
+without history: :class:`NoSignals` (the default) answers nothing and the planner then selects
+from the conversation alone (cold start). A store-backed implementation lives with the store.
+
+Conversation-aware scores: every user message scored apart, combined with a decay.
+
+One fixed query rule fails one dev corpus or the other: in bfcl_multiturn every turn states a new
+task and the current message alone retrieves best; in apibank the call follows follow-ups ("Yes,
+that's correct.", "My username is X") and the task is in an earlier message. So each message of
+the session is scored on its own calibrated (z) scale, and a tool's conversation score is the best
+of its weighted message scores: the current message at weight 1, an earlier one at
+``DECAY ** k`` where ``k`` counts the *task* messages after it. A follow-up is told by how weakly it
+matches anything (its best fused z below ``FOLLOW_UP_TOP``, or below ``FOLLOW_UP_RATIO`` of the
+conversation's strongest message: z-scales differ by catalog), not by its word count, and does not
+age the context: after "request, follow-up, follow-up" the request still weighs 1.
+
+Growth (later turns, append-only) adds the strongest tools of the conversation score not loaded
+yet that the current message supports (both retrievers z >= 1, where the old rule needed 2.5
+from both on the current message alone); evidence accumulated over several messages counts
+(``EVIDENCE_SHARE`` x the weighted sum of positive message scores). A message that starts a new
+task is also judged on its own scores (:func:`new_task`), since an earlier request can hold the
+conversation's top far above the new task's tools. Learned past-request votes join as a third
+calibrated retriever (z over the catalog, ``PAST_WEIGHT``).
+
+Retrieval's side of selection: the index's scores of a conversation, and its decisions.
 
 :class:`IndexSelector` is the default :class:`~tooltray.memory.core.selection.Selector` (stages 1-3
 of :mod:`tooltray.memory.core.selection`): it scores every user message over the hybrid index
-(candidates and scores), then decides what a session boundary loads (``boundary``) and what a
-later turn appends (``growth``); it also answers ``load_tools`` queries (``search``). Boundary
-picks and ``ToolIndex.picks`` share one rule (:func:`.picks.choose`, then bundle-mates).
+(candidates and scores), then decides what a session boundary loads (``boundary``) and what a later
+turn appends (``growth``); it also answers ``load_tools`` queries (``search``). Boundary picks and
+``ToolIndex.picks`` share one rule (:func:`~tooltray.memory.retrieval.index.choose`, then
+bundle-mates).
 
 Every answer raises :class:`EmbedderError` while the embedder is down instead of quietly answering
 from the lexical half, because the trinket must know (it exposes every tool, logs and records the
@@ -14,8 +44,9 @@ the embedder again, so the dense half comes back on its own when the embedder do
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -29,19 +60,30 @@ from tooltray.memory.embedders import (
     default_embedder,
 )
 from tooltray.memory.retrieval import Hit, Query, ToolIndex, doc_text
-from tooltray.memory.retrieval import conversation as conv
-from tooltray.memory.retrieval.candidates import Candidate
-from tooltray.memory.retrieval.past import SelectionSignals
-from tooltray.memory.retrieval.picks import choose, mates
-from tooltray.memory.retrieval.scoring import Scored
+from tooltray.memory.retrieval.index import Bundles, choose, mates
+from tooltray.memory.retrieval.scoring import Candidate, Scored, zscores
 from tooltray.memory.store.records import Source
 from tooltray.memory.tuning import (
     COMPANION_FROM,
     COMPANION_MIN,
+    DECAY,
+    EVIDENCE_SHARE,
+    FOLLOW_UP_RATIO,
+    FOLLOW_UP_TOP,
+    FRESH_BAR,
+    FRESH_GATE,
+    FRESH_MATE_FLOOR,
+    FRESH_MATES,
+    FRESH_RATIO,
+    FRESH_SHARE,
+    GROW_BAR,
     GROW_K,
+    GROW_RATIO,
+    GROW_SUPPORT,
     MAX_MESSAGES,
     NOW_OWN_MIN,
     NOW_VOTE_MIN,
+    PAST_WEIGHT,
     SEARCH_K,
     VOTE_MIN,
 )
@@ -52,7 +94,234 @@ if TYPE_CHECKING:
     from tooltray.memory.core.skills import Skill, SkillLibrary
     from tooltray.memory.embedders.base import EmbeddingCache
 
-Part = tuple[conv.MessageScores, Scored, Any]
+
+class SelectionSignals(Protocol):
+    """What the store learned from past sessions; every method is cheap and never raises."""
+
+    def companions(self, tools: Sequence[str]) -> dict[str, float]:
+        """Tools learned to be used with ``tools`` (same or next turn): name -> strength 0..1."""
+        ...
+
+    def past_requests(
+        self,
+        vectors: NDArray[np.float32],
+        weights: Sequence[float] | None = None,
+        session: str | None = None,
+    ) -> dict[str, float]:
+        """Votes in [0, 1] from the past turns nearest to ``vectors``.
+
+        Args:
+            vectors: ``(n, d)`` float32 L2-normalised query embeddings of the conversation's user
+                messages, latest last.
+            weights: how much each message counts (the conversation's decay; default: the
+                latest 1, each earlier one half).
+            session: the asking session: its own past turns do not vote.
+        """
+        ...
+
+
+@runtime_checkable
+class SessionNeeds(Protocol):
+    """Optional: how many of a session's tools its opening must hold, learned from history."""
+
+    def session_needs(self, growth_miss: float) -> tuple[float, int]:
+        """The mean over past sessions of their first turn's tools plus ``growth_miss`` of the
+        tools their later turns added, and how many sessions that mean is over (0: none)."""
+        ...
+
+
+class NoSignals:
+    """No history: nothing learned, so selection rests on the conversation alone."""
+
+    def companions(self, tools: Sequence[str]) -> dict[str, float]:
+        """Always empty."""
+        return {}
+
+    def past_requests(
+        self,
+        vectors: NDArray[np.float32],
+        weights: Sequence[float] | None = None,
+        session: str | None = None,
+    ) -> dict[str, float]:
+        """Always empty."""
+        return {}
+
+
+@dataclass(frozen=True)
+class SessionSignals:
+    """``inner`` as one session asks it: the session's own past turns never vote.
+
+    Its earlier requests led to tools that are loaded already; as the nearest rows to its next
+    message they would crowd out the other sessions' turns that know the new task's tool
+    (bfcl_multiturn: "submit a formal complaint about the cancellation" found its own "cancel
+    the booking" turns before the past sessions that filed tickets).
+    """
+
+    inner: SelectionSignals
+    session: str
+
+    def companions(self, tools: Sequence[str]) -> dict[str, float]:
+        """The inner companions (co-use counts carry no session)."""
+        return self.inner.companions(tools)
+
+    def past_requests(
+        self,
+        vectors: NDArray[np.float32],
+        weights: Sequence[float] | None = None,
+        session: str | None = None,
+    ) -> dict[str, float]:
+        """The inner votes of every other session."""
+        return self.inner.past_requests(vectors, weights, session or self.session)
+
+
+Row = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class MessageScores:
+    """One user message's final (bundle-lifted) scores and its best score."""
+
+    final: Row
+
+    @property
+    def top(self) -> float:
+        """The best score: how strongly the message matches anything."""
+        finite = self.final[np.isfinite(self.final)]
+        return float(finite.max()) if finite.size else 0.0
+
+
+def tasks(messages: Sequence[MessageScores]) -> list[bool]:
+    """Per message: does it state a task (match something strongly), or follow one up?"""
+    best = max((m.top for m in messages), default=0.0)
+    line = max(FOLLOW_UP_TOP, FOLLOW_UP_RATIO * best)
+    return [m.top >= line for m in messages]
+
+
+def weights(messages: Sequence[MessageScores]) -> list[float]:
+    """Per message (oldest first): ``DECAY`` to the number of task messages after it."""
+    out, tasks_after = [], 0
+    for task in reversed(tasks(messages)):
+        out.append(DECAY**tasks_after)
+        tasks_after += task
+    return out[::-1]
+
+
+def combine(messages: Sequence[MessageScores], votes: Row | None = None) -> Row:
+    """The conversation score: the best weighted message score per tool (+ past votes)."""
+    rows = np.vstack([m.final for m in messages])
+    w = np.asarray(weights(messages))[:, None]
+    weighted = np.where(rows > 0, rows * w, rows)
+    out: Row = weighted.max(axis=0)
+    if votes is not None and np.any(votes > 0):
+        out = out + PAST_WEIGHT * zscores(votes)
+    return out
+
+
+def earlier_tasks(messages: Sequence[MessageScores]) -> Row:
+    """The score rows of the task messages before the current one (oldest first).
+
+    A request followed by a message that strongly matches other tools ("My username is X and my
+    password is Y" matches every account tool) is aged by it in :func:`combine` and can fall under
+    the conversation bar; its own best tools must still load (``sentence_best`` over these rows).
+    """
+    flags = tasks(messages)[:-1]
+    rows = [m.final for m, task in zip(messages[:-1], flags, strict=True) if task]
+    return np.vstack(rows) if rows else np.zeros((0, len(messages[-1].final)))
+
+
+def evidence(messages: Sequence[MessageScores]) -> Row:
+    """Weighted sum of positive message scores: what several weak mentions add up to."""
+    rows = np.vstack([np.maximum(m.final, 0.0) for m in messages])
+    w = np.asarray(weights(messages))[:, None]
+    return np.asarray((rows * w).sum(axis=0) * EVIDENCE_SHARE, np.float64)
+
+
+def vote_row(votes: Mapping[str, float], position: Mapping[str, int], n: int) -> Row | None:
+    """Past-request votes as a catalog row (``None`` without any vote for a known tool)."""
+    row = np.zeros(n)
+    for name, vote in votes.items():
+        if name in position:
+            row[position[name]] = float(vote)
+    return row if np.any(row > 0) else None
+
+
+def voted(votes: Row | None) -> list[int]:
+    """Tools most of the nearest past requests led to (vote >= ``VOTE_MIN``), best first.
+
+    They are picked beside the conversation's own picks rather than through its score: a
+    strong vote added to the score raises the top, and with it the relative bar, so the
+    message's other good matches would drop out.
+    """
+    if votes is None:
+        return []
+    order = np.argsort(-votes, kind="stable")
+    return [int(i) for i in order if votes[i] >= VOTE_MIN]
+
+
+def support(lexical_z: Row, dense_z: Row, dense: bool) -> Row:
+    """How much the current message alone backs each tool: the weaker retriever's z-score.
+
+    One rare word can put a tool many lexical deviations out ("next" -> "stage files for the
+    next commit"); the dense side must see it too. Without dense scores, the lexical z.
+    """
+    return np.minimum(lexical_z, dense_z) if dense else lexical_z
+
+
+def growth(score: Row, extra: Row, loaded: Sequence[int], current: Row | None = None) -> list[int]:
+    """Tools a later turn may append: strong on the conversation score, not loaded, at most 3.
+
+    The current message must lend a tool some support (``GROW_SUPPORT``): a bare "next" never
+    re-adds what an earlier request matched but the initial selection left out.
+    """
+    grow = np.maximum(score, extra)
+    if current is not None:
+        grow = np.where(current >= GROW_SUPPORT, grow, -np.inf)
+    top = float(np.max(grow[np.isfinite(grow)])) if np.isfinite(grow).any() else 0.0
+    line = max(GROW_BAR, GROW_RATIO * top)
+    have = set(loaded)
+    order = [int(i) for i in np.argsort(-grow, kind="stable")[: GROW_K + len(have)]]
+    return [i for i in order if grow[i] >= line and i not in have][:GROW_K]
+
+
+def new_task(own: Row, backed: Row, loaded: Sequence[int]) -> list[int]:
+    """Tools of a task the current message starts, judged on its own scores, at most 3.
+
+    Growth over the conversation score misses a new task: after "fill the tank" (6.9), "now get
+    the engine running" scores startEngine 3.9, under the conversation bar (0.8 x the top). When
+    one of the message's own best ``FRESH_GATE`` tools is not loaded, the message asks for
+    something new: its supported tools not loaded join when they clear ``FRESH_BAR``,
+    ``FRESH_RATIO`` of the best of them and ``FRESH_SHARE`` of the message's best (a distant
+    runner-up of a loaded tool is no new task).
+    Their closest bundle-mates join too (:func:`fresh_mates`), in the same prefix change.
+    """
+    have = set(loaded)
+    finite = np.isfinite(own)
+    ranked = np.where(finite, own, -np.inf)
+    best = np.argsort(-ranked, kind="stable")[:FRESH_GATE]
+    ok = finite & (backed >= GROW_SUPPORT)
+    ok[list(have)] = False
+    if all(int(i) in have for i in best) or not ok.any():
+        return []
+    top = float(own[ok].max())
+    line = max(FRESH_BAR, FRESH_RATIO * top, FRESH_SHARE * float(ranked.max()))
+    order = np.argsort(-np.where(ok, own, -np.inf), kind="stable")
+    return [int(i) for i in order if ok[i] and own[i] >= line][:GROW_K]
+
+
+def fresh_mates(
+    picks: Sequence[int], own: Row, bundles: Bundles, loaded: Sequence[int]
+) -> list[int]:
+    """The ``FRESH_MATES`` bundle-mates of a new task's picks that the message backs best.
+
+    A task worded loosely ("buzz Catherine", "dispatch a note to David") matches its bundle's
+    tools more than the one it needs: delete_message leads and send_message sits at 1.2-2.3.
+    Mates the message itself scores at ``FRESH_MATE_FLOOR`` or more come along; bfcl_multiturn
+    later turns missing a tool 39 -> 32 of 319 in the growth replay, with no extra prefix change.
+    """
+    return bundles.close_mates(picks, own, FRESH_MATE_FLOOR, set(loaded))[:FRESH_MATES]
+
+
+Part = tuple[MessageScores, Scored, Any]
 """One message's scores, its calibrated score rows and its whole-message vector (or ``None``)."""
 _SOURCES: dict[str, Source] = {
     "semantic": "semantic",
@@ -156,7 +425,7 @@ class IndexSelector:
             return []
         return library.recall_skill(goal, np.asarray(self.index.doc_vectors))
 
-    # ----- the conversation as a whole (see :mod:`tooltray.memory.retrieval.conversation`) -----
+    # ----- the conversation as a whole (see :mod:`tooltray.memory.retrieval.selector`) -----
 
     def _message(self, text: str) -> Part:
         """One user message's scores and whole-message vector (cached by text)."""
@@ -166,7 +435,7 @@ class IndexSelector:
         vectors = self._vector(query)
         scored, _ = self.index.score(query, "hybrid", vectors)
         whole = None if vectors is None else np.asarray(vectors, np.float32)[0]
-        out = (conv.MessageScores(self.index.bundles.lift(scored.fused)), scored, whole)
+        out = (MessageScores(self.index.bundles.lift(scored.fused)), scored, whole)
         if len(self._messages) >= CACHE_MAX:
             self._messages.clear()
         self._messages[text] = out
@@ -178,12 +447,12 @@ class IndexSelector:
         texts = [u for u in users if u and u.strip()][-MAX_MESSAGES:]
         parts = [self._message(t) for t in texts]
         messages = [p[0] for p in parts]
-        votes = self._votes(signals, parts, conv.weights(messages))
+        votes = self._votes(signals, parts, weights(messages))
         return messages, parts[-1][1], texts[-1], votes, parts
 
     def _votes(
         self, signals: SelectionSignals, parts: Sequence[Part], weights: Sequence[float]
-    ) -> conv.Row | None:
+    ) -> Row | None:
         """Past-request votes for the messages of ``parts`` at ``weights``, as a catalog row.
 
         The same messages give the same query matrix, so asking again with other weights
@@ -194,7 +463,7 @@ class IndexSelector:
         stack = np.vstack([parts[i][2] for i in have]).astype(np.float32)
         stack /= np.maximum(np.linalg.norm(stack, axis=1, keepdims=True), 1e-12)
         learned = signals.past_requests(stack, [weights[i] for i in have])
-        return conv.vote_row(learned, self.index.position, len(self.index.names))
+        return vote_row(learned, self.index.position, len(self.index.names))
 
     def _companions(
         self, signals: SelectionSignals, names: list[str], top: float, have: set[str]
@@ -229,7 +498,7 @@ class IndexSelector:
         when none is one, or when the embedder is down."""
         recent = list(texts[-MAX_MESSAGES:])
         try:
-            flags = conv.tasks([self._message(text)[0] for text in recent])
+            flags = tasks([self._message(text)[0] for text in recent])
         except EmbedderError:
             return recent[-1]
         return next((t for t, task in zip(recent, flags, strict=True) if task), recent[-1])
@@ -244,14 +513,14 @@ class IndexSelector:
         if not [u for u in users if u and u.strip()]:
             return []
         messages, current, text, votes, _ = self._conversation(users, signals)
-        final = conv.combine(messages)  # votes join below: raising the top would raise the bar
+        final = combine(messages)  # votes join below: raising the top would raise the bar
         k, idx = self.settings.max_tools, self.index
-        rows = [current.sentences, conv.earlier_tasks(messages)]
+        rows = [current.sentences, earlier_tasks(messages)]
         main, chosen = choose(final, rows, idx.ties, text, k)
         if not main or k < 1:
             return []
         top = float(final[main[0]])
-        chosen += [i for i in conv.voted(votes) if i not in chosen][: max(k - len(chosen), 0)]
+        chosen += [i for i in voted(votes) if i not in chosen][: max(k - len(chosen), 0)]
         out = [Candidate(idx.names[i], "semantic", float(final[i])) for i in chosen]
         strong = [idx.names[i] for i in chosen if final[i] >= COMPANION_FROM * top]
         out += self._companions(signals, strong, top, {c.name for c in out})[: k - len(out)]
@@ -279,12 +548,12 @@ class IndexSelector:
         if not [u for u in users if u and u.strip()]:
             return []
         messages, _, _, votes, parts = self._conversation(users, signals)
-        final = conv.combine(messages, votes)
+        final = combine(messages, votes)
         have = [self.index.position[n] for n in loaded if n in self.index.position]
         new = len([u for u in users[len(users) - max(fresh, 1) :] if u and u.strip()])
         news = parts[len(parts) - min(max(new, 1), len(parts)) :]
-        backs = [conv.support(s.lexical_z, s.dense_z, self.index.dense_ready) for _, s, _ in news]
-        grown = conv.growth(final, conv.evidence(messages), have, np.max(backs, axis=0))
+        backs = [support(s.lexical_z, s.dense_z, self.index.dense_ready) for _, s, _ in news]
+        grown = growth(final, evidence(messages), have, np.max(backs, axis=0))
         grown += self._new_tasks(news, backs, have, grown)
         grown += [i for i in self._voted_now(signals, parts, len(news)) if i not in have + grown]
         out = [Candidate(self.index.names[i], "semantic", float(final[i])) for i in grown]
@@ -293,15 +562,15 @@ class IndexSelector:
         return out + self._companions(signals, [c.name for c in out], top, taken)
 
     def _new_tasks(
-        self, news: Sequence[Part], backs: Sequence[conv.Row], have: list[int], grown: list[int]
+        self, news: Sequence[Part], backs: Sequence[Row], have: list[int], grown: list[int]
     ) -> list[int]:
         """Tools of the tasks the new messages start (each judged on its own scores), with their
         closest bundle-mates; none already loaded or grown."""
         out: list[int] = []
         for (scores, _, _), backed in zip(news, backs, strict=True):
             taken = grown + out
-            task = [i for i in conv.new_task(scores.final, backed, have) if i not in taken]
-            out += task + conv.fresh_mates(task, scores.final, self.index.bundles, have + taken)
+            task = [i for i in new_task(scores.final, backed, have) if i not in taken]
+            out += task + fresh_mates(task, scores.final, self.index.bundles, have + taken)
         return out
 
     def _voted_now(self, signals: SelectionSignals, parts: Sequence[Part], new: int) -> list[int]:

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from tooltray.memory.retrieval.text import doc_text, tokenize_identifier
+from tooltray.memory.retrieval.scoring import doc_text, tokenize_identifier
 from tooltray.tools.names import match_key
 from tooltray.tools.spec import ToolSpec
 

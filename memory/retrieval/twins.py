@@ -23,6 +23,7 @@ from functools import cache
 from typing import Any
 
 from tooltray.memory.retrieval.index import ToolIndex
+from tooltray.memory.retrieval.scoring import doc_text
 from tooltray.memory.retrieval.similarity import (
     Matrix,
     close_pairs,
@@ -30,7 +31,6 @@ from tooltray.memory.retrieval.similarity import (
     name_similarity,
     unit_vectors,
 )
-from tooltray.memory.retrieval.text import doc_text
 from tooltray.memory.tuning import (
     TWIN_HIGH_COSINE,
     TWIN_PAIR_Z,

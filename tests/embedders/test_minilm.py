@@ -10,7 +10,7 @@ import pytest
 from tooltray.memory.embedders import MiniLMOnnxEmbedder, default_embedder
 from tooltray.memory.embedders.minilm import file_sha256, verify_model
 from tooltray.memory.retrieval import segments
-from tooltray.memory.retrieval.text import segment_spans
+from tooltray.memory.retrieval.scoring import segment_spans
 from tooltray.tools.errors import EmbedderError
 
 

@@ -12,7 +12,7 @@ from tooltray.memory.config import Settings
 from tooltray.memory.core.planner import Planner
 from tooltray.memory.core.trinket import ToolLoaderTrinket
 from tooltray.memory.learning import StoreSignals
-from tooltray.memory.retrieval.past import NoSignals
+from tooltray.memory.retrieval.selector import NoSignals
 from tooltray.memory.store import Store
 from tooltray.tools.registry import ToolRegistry
 

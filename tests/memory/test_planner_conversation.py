@@ -15,8 +15,12 @@ from numpy.typing import NDArray
 
 from tooltray.memory.config import Settings
 from tooltray.memory.core.planner import Planner
-from tooltray.memory.retrieval.conversation import MessageScores, earlier_tasks
-from tooltray.memory.retrieval.past import NoSignals, SessionSignals
+from tooltray.memory.retrieval.selector import (
+    MessageScores,
+    NoSignals,
+    SessionSignals,
+    earlier_tasks,
+)
 from tooltray.tools.demo import demo_registry
 
 REQUEST = "Show me the git log of the last commits on this repository"

@@ -10,7 +10,7 @@ from tooltray.memory.core.selection import (
     idle_tools,
     order_candidates,
 )
-from tooltray.memory.retrieval.candidates import Candidate
+from tooltray.memory.retrieval.scoring import Candidate
 from tooltray.memory.store.records import (
     Changes,
     Load,

@@ -13,8 +13,8 @@ from typing import Any
 
 from tooltray.memory import Settings, ToolLoaderTrinket
 from tooltray.memory.core.planner import Planner
-from tooltray.memory.retrieval.candidates import Candidate
-from tooltray.memory.retrieval.past import SelectionSignals
+from tooltray.memory.retrieval.scoring import Candidate
+from tooltray.memory.retrieval.selector import SelectionSignals
 from tooltray.tools.demo import demo_registry
 
 TABLE = {"weather": ["weather_current", "weather_forecast"], "hotel": ["travel_search_hotels"]}

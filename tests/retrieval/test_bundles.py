@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tooltray.memory.retrieval import Bundles, ToolIndex, bundles
+from tooltray.memory.retrieval import Bundles, ToolIndex
+from tooltray.memory.tuning import PULL_MAX_BUNDLE
 from tooltray.tools.spec import ToolSpec
 
 
@@ -42,7 +43,7 @@ def test_a_strong_match_pulls_in_its_small_bundle() -> None:
 
 
 def test_large_bundles_are_not_pulled_in_whole() -> None:
-    size = bundles.PULL_MAX_BUNDLE + 8
+    size = PULL_MAX_BUNDLE + 8
     big = [tool(f"fs_op_{i}", f"File system operation {i} on paths.", "fs") for i in range(size)]
     specs = [tool("fs_copy", "Copy a file to a new place.", "fs"), *big, *filler(40)]
     hits = ToolIndex(specs).picks("copy the file", size + 16)

@@ -12,7 +12,7 @@ import pytest
 
 from tooltray.memory.embedders import default_embedder
 from tooltray.memory.retrieval import ToolIndex
-from tooltray.memory.retrieval.fusion import zscores
+from tooltray.memory.retrieval.scoring import zscores
 from tooltray.tools.spec import ToolSpec
 
 UTC = "Use 'UTC' as local timezone if no {}timezone provided by the user."

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tooltray.memory.retrieval import doc_text, lexical_terms, segments, terms, tokenize_identifier
-from tooltray.memory.retrieval.text import segment_spans
+from tooltray.memory.retrieval.scoring import segment_spans
 from tooltray.tools.spec import ToolSpec
 
 
