@@ -25,8 +25,7 @@ from typing import Any
 
 from pricing import CALL_OUTPUT_TOKENS, Call, Segment
 
-from tooltray.memory.core.prompt import PromptView
-from tooltray.memory.core.reveal import weave
+from tooltray.memory.core.prompt import PromptView, weave
 from tooltray.tools.render import NATIVE_PATHS, count_tokens, render_one
 from tooltray.tools.spec import ToolSpec
 

@@ -10,7 +10,7 @@ its output is priced too. An escape or a search is simply one more call. Nothing
 tooltray: the session bench (``session.py``) and its peers (``peers.py``) build the calls.
 
 The parameters of the two named profiles and where their values come from are documented on
-:class:`tooltray.memory.core.price.Profile` (the library prices its session boundary with the same
+:class:`tooltray.memory.core.planner.Profile` (the library prices its session boundary with the same
 profiles); the figures they produce are in ``bench/README.md``.
 """
 
@@ -19,13 +19,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from tooltray.memory.core.price import (  # the library's own profiles: one owner
+from tooltray.memory.core.planner import (  # the library's own profiles: one owner
     CALL_OUTPUT_TOKENS as CALL_OUTPUT_TOKENS,
 )
-from tooltray.memory.core.price import LATENCY as LATENCY
-from tooltray.memory.core.price import PRICE as PRICE
-from tooltray.memory.core.price import PROFILES as PROFILES
-from tooltray.memory.core.price import Profile as Profile
+from tooltray.memory.core.planner import LATENCY as LATENCY
+from tooltray.memory.core.planner import PRICE as PRICE
+from tooltray.memory.core.planner import PROFILES as PROFILES
+from tooltray.memory.core.planner import Profile as Profile
 
 
 @dataclass(frozen=True)

@@ -61,8 +61,10 @@ from ttft import common_tokens  # noqa: E402
 
 from tooltray.events import ToolUsed, TurnCompleted, emit, tool_used, turn_completed  # noqa: E402
 from tooltray.memory.config import Settings  # noqa: E402
-from tooltray.memory.core.prompt import PromptView  # noqa: E402
-from tooltray.memory.core.reveal import note  # noqa: E402
+from tooltray.memory.core.prompt import (
+    PromptView,  # noqa: E402
+    note,  # noqa: E402
+)
 from tooltray.memory.core.trinket import ToolLoaderTrinket  # noqa: E402
 from tooltray.memory.store import Store  # noqa: E402
 from tooltray.tools.registry import ToolRegistry  # noqa: E402

@@ -117,7 +117,7 @@ NOW_OWN_MIN = 1.0
 #: name words a bundle without a description shows: menu tokens vs telling bundles apart
 MENU_WORDS = 6
 
-# ----- the priced boundary (memory/core/price.py; bench/README.md "Priced selection") -----------
+# ----- the priced boundary (memory/core/planner.py; bench/README.md "Priced selection") -------
 #: chance a boundary pick is needed before growth could reveal it, by its fused z: its use on
 #: the first turn plus GROWTH_MISS of its later use; apibank, bfcl_multiturn and bfcl_small dev
 #: boundary picks against each conversation's gold (5,300 picks): holding vs escaping

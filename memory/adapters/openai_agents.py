@@ -43,8 +43,7 @@ from tooltray.memory.adapters.common import (
     run_registry_tool,
     user_messages,
 )
-from tooltray.memory.core.prompt import PromptView
-from tooltray.memory.core.reveal import weave
+from tooltray.memory.core.prompt import PromptView, weave
 from tooltray.memory.metatools.meta_tools import CALL_TOOL, bridge_spec
 from tooltray.tools.errors import MetaToolArgumentError
 from tooltray.tools.spec import ToolSpec

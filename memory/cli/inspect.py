@@ -111,7 +111,7 @@ def show_command(session: str, db: str | None, catalog: str | None, fmt: str) ->
     """A session's loaded tools (source, score, last use), its bundle menu and prompt prefix."""
     from tooltray.memory.cli.chat import load_registry
     from tooltray.memory.cli.dryrun import dry_planner, session_state
-    from tooltray.memory.core.views import selected_view
+    from tooltray.memory.core.trinket import selected_view
 
     store = open_store(db)
     try:

@@ -1,4 +1,44 @@
-"""The planner: runs selection's stages (:mod:`.selection`) for a session, behind the activation
+"""Selection for a session: its stages and rules, what a pick is worth (price), when tools leave
+(lifecycle), and the planner that runs them.
+
+Selection's home: the stages a turn's tools go through, and the rules of the last one.
+
+1. **candidates** and 2. **scores**: every user message scored over the catalog;
+3. **decision**: what a session boundary loads (``boundary``), what a later turn appends
+   (``growth``), what a ``load_tools`` query answers (``search``). Stages 1-3 are one
+   replaceable :class:`Selector`; the default is
+   :class:`~tooltray.memory.retrieval.selector.IndexSelector` (hybrid index, the pick rule of
+   :mod:`tooltray.memory.retrieval.index`, tuned values in :mod:`tooltray.memory.tuning`). Pass
+   your own as ``Planner(registry, settings, selector=factory)``, ``factory(specs, settings,
+   store, progress) -> Selector``, as pydantic-ai takes a search function.
+4. **reveal**: which decided tools enter the loaded set, in which order, within the caps
+   (:func:`admit`, :func:`admit_growth`), and which leave when idle. Pure functions over names,
+   scores and token counts, so every rule is testable without a model: CORE and pinned tools are
+   always in; skill tools come next; picks are admitted by score while the tool-count cap and the
+   token budget (tokens of the native schemas) allow.
+
+When growth happens is :meth:`~tooltray.memory.core.planner.Planner.plan` (the ``growth``
+setting) and, inside it, the selector's ``growth``.
+
+What a session costs with a prompt cache, and the opening it prices: one owner for both.
+
+A prompt cache (a provider's, or a local server's KV cache) re-uses only the longest common
+prefix of two requests. A tool in the prefix is therefore paid in full once (written to the
+cache) and at the cached rate on every later call of the session; a missing tool costs an extra
+round trip (an escape): the whole context read again at the cached rate, the answer written, one
+call's output. :func:`held_picks` weighs the two for each pick, and :func:`eager_wins`
+weighs loading every tool against the selection, so a session boundary is one priced decision.
+The bench prices whole replayed sessions with the same :class:`Profile` (``bench/pricing.py``).
+
+The two moments a loaded set shrinks on its own: a fallback expires, idle tools are evicted.
+
+A fallback lasts one turn: at its end, the tools the model used stay (as escapes) and the rest
+go. Idle tools leave only at session boundaries (start, resume, context compaction), never
+mid-session, so the prompt prefix stays byte-stable between them. Each returns the changes to
+commit and hands what left to ``announce``, which the journal fires once the change is stored
+(a ``tools-unloaded`` receiver must not still find the tools).
+
+The planner: runs selection's stages (above) for a session, behind the activation
 bar (while every allowed tool fits, it loads them all).
 
 It owns everything that depends on the catalog as a whole (the selector and its index, the skill
@@ -8,30 +48,22 @@ allowed set changes, so a turn costs one query embedding and a few vector operat
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from blinker import NamedSignal
+from pydantic import BaseModel
+
+from tooltray.events import payloads as p
+from tooltray.events import signals as sig
 from tooltray.memory.config import Settings
-from tooltray.memory.core import price
-from tooltray.memory.core.prompt import bundle_menu, text_block
-from tooltray.memory.core.reveal import defers
-from tooltray.memory.core.selection import (
-    Caps,
-    Lessons,
-    LexicalSearch,
-    Selector,
-    SelectorFactory,
-    SkillRecall,
-    admit,
-    admit_growth,
-    order_candidates,
-)
+from tooltray.memory.core.prompt import bundle_menu, defers, text_block
 from tooltray.memory.core.session import MODE_ALL, MODE_SELECTED, SessionState
 from tooltray.memory.core.skills import SkillLibrary, load_skills
 from tooltray.memory.embedders.base import Progress
 from tooltray.memory.metatools.meta_tools import shown_meta_specs
-from tooltray.memory.retrieval.scoring import Candidate
+from tooltray.memory.retrieval.scoring import ALWAYS, Candidate
 from tooltray.memory.retrieval.selector import (
     NoSignals,
     SelectionSignals,
@@ -40,7 +72,7 @@ from tooltray.memory.retrieval.selector import (
     build_selector,
     lexical_selector,
 )
-from tooltray.memory.store.records import SelectionMode
+from tooltray.memory.store.records import Changes, Load, LoadedTool, SelectionMode, Unload
 from tooltray.memory.tuning import (
     ESCAPE_ANSWER,
     ESCAPE_CONTEXT,
@@ -63,7 +95,290 @@ from tooltray.tools.render import (
 from tooltray.tools.spec import ToolSpec
 
 if TYPE_CHECKING:
-    from tooltray.memory.embedders.base import EmbeddingCache
+    from tooltray.memory.config import Settings
+    from tooltray.memory.core.skills import Skill, SkillLibrary
+    from tooltray.memory.embedders.base import Embedder, EmbeddingCache, Progress
+    from tooltray.tools.spec import ToolSpec
+
+
+CHOSEN_BY_MODEL = ("escape", "manual", "fallback")
+
+
+class Selector(Protocol):
+    """Stages 1-3: score the conversation's tools and decide. Raise ``EmbedderError`` when the
+    embedder is down (the trinket then exposes every tool and records the outage)."""
+
+    def boundary(self, users: Sequence[str], signals: SelectionSignals) -> list[Candidate]:
+        """What a session boundary loads, best first, from the user messages (oldest first)."""
+        ...
+
+    def growth(
+        self,
+        users: Sequence[str],
+        signals: SelectionSignals,
+        loaded: Sequence[str],
+        fresh: int = 1,
+    ) -> list[Candidate]:
+        """What a later turn appends (none of ``loaded``); ``fresh`` messages are new."""
+        ...
+
+    def search(self, query: str, exclude: Collection[str] = ()) -> list[Candidate]:
+        """A ``load_tools`` answer: the query's matches, none of ``exclude``."""
+        ...
+
+
+@runtime_checkable
+class LexicalSearch(Protocol):
+    """Optional: a ``load_tools`` answer that needs no embedder (while it is down)."""
+
+    def lexical(self, query: str, exclude: Collection[str] = ()) -> list[Candidate]: ...
+
+
+@runtime_checkable
+class Lessons(Protocol):
+    """Optional: what learning at turn end reads from selection's own scores."""
+
+    def request_of(self, texts: Sequence[str]) -> str:
+        """Which message of a turn asked for what it used."""
+        ...
+
+    def vector_of(self, text: str) -> tuple[str, Any] | None:
+        """``(embedder id, query vector)`` of one message (``None``: no embedder)."""
+        ...
+
+
+@runtime_checkable
+class SkillRecall(Protocol):
+    """Optional: skills recalled by the selector's embedder."""
+
+    embedder: Embedder | None
+
+    def recall_skills(self, library: SkillLibrary, goal: str) -> list[Skill]: ...
+
+
+SelectorFactory = Callable[
+    ["Sequence[ToolSpec]", "Settings", "EmbeddingCache | None", "Progress | None"], Selector
+]
+"""Builds a selector over the allowed tools (``progress(done, total)`` while it embeds them)."""
+
+
+@dataclass(frozen=True)
+class Caps:
+    """The limits a selection must respect (CORE and pinned tools are outside them)."""
+
+    max_tools: int
+    token_budget: int
+
+
+def admit(
+    candidates: Iterable[Candidate],
+    tokens: Mapping[str, int],
+    caps: Caps,
+    loaded: Sequence[LoadedTool] = (),
+) -> list[Candidate]:
+    """Admit candidates in order while the caps allow; loaded picks count against them.
+
+    Tools the model chose (load_tools, an unlisted call, a fallback) do not use up the room
+    selection has, so later turns can still grow. A candidate too large for the remaining token
+    budget is skipped, and smaller ones after it may still enter. Duplicates and already-loaded
+    names are dropped.
+    """
+    seen = {t.name for t in loaded}
+    counted = [t for t in loaded if t.source not in ALWAYS + CHOSEN_BY_MODEL]
+    count = len(counted)
+    used = sum(tokens.get(t.name, 0) for t in counted)
+    out: list[Candidate] = []
+    for cand in candidates:
+        if cand.name in seen:
+            continue
+        cost = tokens.get(cand.name, 0)
+        if cand.source not in ALWAYS:
+            if count >= caps.max_tools or used + cost > caps.token_budget:
+                continue
+            count += 1
+            used += cost
+        seen.add(cand.name)
+        out.append(cand)
+    return out
+
+
+def admit_growth(
+    candidates: Iterable[Candidate], loaded: Sequence[LoadedTool], hard_max: int
+) -> list[Candidate]:
+    """Admit a later turn's growth in order while the loaded set stays under ``hard_max``.
+
+    ``max_tools`` and ``token_budget`` bound what a session boundary selects. Growth answers to
+    the ceiling the model's own ``load_tools`` calls have: a session whose first selection filled
+    the caps (the demo's first turn loads 24 travel, weather and calendar tools) would otherwise
+    never grow, and every tool a later task needs would cost an escape, which is a model round
+    trip and a prefix change, where growth costs only the prefix change.
+    """
+    seen = {t.name for t in loaded}
+    room = hard_max - len(loaded)
+    out: list[Candidate] = []
+    for cand in candidates:
+        if cand.name not in seen and len(out) < room:
+            seen.add(cand.name)
+            out.append(cand)
+    return out
+
+
+def order_candidates(
+    core: Sequence[str], skills: Sequence[str], picks: Sequence[Candidate]
+) -> list[Candidate]:
+    """CORE first (as given), then skill tools, then picks by score (stable on ties)."""
+    ranked = sorted(picks, key=lambda c: -(c.score or 0.0))
+    return [Candidate(n, "core") for n in core] + [Candidate(n, "skill") for n in skills] + ranked
+
+
+def idle_tools(loaded: Sequence[LoadedTool], turn: int, idle_turns: int) -> list[str]:
+    """Tools unused for at least ``idle_turns`` turns; CORE and pinned tools never go idle."""
+    out = []
+    for tool in loaded:
+        if tool.source in ALWAYS:
+            continue
+        last = tool.last_used_turn if tool.last_used_turn is not None else tool.loaded_turn
+        if turn - last >= idle_turns:
+            out.append(tool.name)
+    return out
+
+
+def expired_fallbacks(loaded: Sequence[LoadedTool], turn: int) -> tuple[list[str], list[str]]:
+    """Split fallback loads at the end of ``turn`` into (used: keep, unused: drop)."""
+    keep: list[str] = []
+    drop: list[str] = []
+    for tool in loaded:
+        if tool.fallback:
+            (keep if tool.last_used_turn == turn else drop).append(tool.name)
+    return keep, drop
+
+
+CALL_OUTPUT_TOKENS = 50
+"""Tokens one call generates: a tool call (name and JSON arguments), a search query, or a short
+answer. The corpora hold no answers or arguments, so every call is given the same 50 o200k
+tokens."""
+
+
+@dataclass(frozen=True)
+class Profile:
+    """How one call is charged: a linear price of cached input, new input and output tokens.
+
+    A call costs ``cached * cached_read + new * uncached * cache_write + output * output``.
+
+    Attributes:
+        name: ``price`` or ``latency``.
+        unit: what the cost counts (input-token prices, or seconds).
+        cached_read: per input token before the first changed part. Price: 0.1, the cached
+            input rate of Anthropic (cache hits 0.1x base input) and of OpenAI's recent models
+            (cached input 0.1x); latency: 0, a local server's KV cache skips those tokens.
+        uncached: per input token from the first changed part on, before ``cache_write``.
+            Price: 1.0 (the unit is one uncached input token); latency: 0.001 s, prefill at
+            about 1,000 tokens/s on a local server (issue 26's figure).
+        cache_write: the multiplier on those new tokens for writing them to the cache. Price:
+            1.25, Anthropic's 5-minute cache write (OpenAI writes at 1.0, so this is the
+            dearer provider); latency: 1.0 (writing the KV cache is the prefill itself).
+        output: per generated token. Price: 5.0, output at about 5x input (Claude Sonnet
+            3/15 USD, GPT-4.1 2/8 per million tokens; 4-5x); latency: 1.7 s / 50 tokens, so one
+            round trip of :data:`CALL_OUTPUT_TOKENS` decodes in about 1.7 s (issue 26's figure
+            for a small local model).
+    """
+
+    name: str
+    unit: str
+    cached_read: float
+    uncached: float
+    cache_write: float
+    output: float
+
+    def charge(self, cached: int, new: int, output: int) -> float:
+        """The cost of one call with ``cached`` re-used, ``new`` input and ``output`` tokens."""
+        return (
+            cached * self.cached_read
+            + new * self.uncached * self.cache_write
+            + output * self.output
+        )
+
+    def held(self, tokens: int, calls: int) -> float:
+        """``tokens`` kept in the prefix over ``calls`` model calls: written once, then cached."""
+        return self.charge(tokens * max(calls - 1, 0), tokens, 0)
+
+    def escape(self, context: int, answer: int) -> float:
+        """One extra round trip over a ``context``-token prompt answered in ``answer`` tokens."""
+        return self.charge(context, answer, CALL_OUTPUT_TOKENS)
+
+
+PRICE = Profile("price", "input-token prices", 0.1, 1.0, 1.25, 5.0)
+LATENCY = Profile("latency", "seconds", 0.0, 0.001, 1.0, 1.7 / CALL_OUTPUT_TOKENS)
+PROFILES = (PRICE, LATENCY)
+
+
+def profile_named(name: str) -> Profile:
+    """The profile called ``name`` (``price`` or ``latency``)."""
+    return next(p for p in PROFILES if p.name == name)
+
+
+@dataclass(frozen=True)
+class Session:
+    """What a boundary expects of the session ahead (tuned in :mod:`tooltray.memory.tuning`).
+
+    Attributes:
+        calls: model calls still to come in the session.
+        context: tokens of the prompt an escape re-reads (prefix and conversation).
+        answer: tokens of an escape's answer (the revealed tools' listing).
+    """
+
+    calls: int
+    context: int
+    answer: int
+
+
+def held_picks(
+    picks: Sequence[tuple[int, float]], profile: Profile, session: Session
+) -> list[bool]:
+    """Which picks go in the prefix: each whose expected saved escape (its chance of being
+    needed times an escape's cost) outweighs holding its tokens over the session.
+
+    ``picks`` holds ``(tokens, chance of being needed)``; each is judged on its own, so a large
+    unlikely tool stays out while smaller or likelier ones after it still enter.
+    """
+    miss = profile.escape(session.context, session.answer)
+    return [chance * miss >= profile.held(tokens, session.calls) for tokens, chance in picks]
+
+
+def eager_wins(
+    eager: int, selected: int, misses: float, profile: Profile, session: Session
+) -> bool:
+    """Whether every tool in the prefix costs no more than the selection: its ``selected``
+    tokens (the fixed part, CORE and the opening) plus ``misses`` expected escapes."""
+    cost = profile.held(selected, session.calls) + misses * profile.escape(
+        session.context, session.answer
+    )
+    return profile.held(eager, session.calls) <= cost
+
+
+Announce = Callable[[NamedSignal, str, BaseModel], None]
+
+
+def expire_fallback(state: SessionState, turn: int, announce: Announce) -> Changes:
+    """End the session's fallback: used tools stay as escapes, the others are unloaded."""
+    keep, drop = expired_fallbacks(state.snapshot.loaded, state.fallback_turn or turn)
+    state.fallback_turn = None
+    changes = Changes(
+        loads=[Load(n, "escape", turn) for n in keep], unloads=[Unload(n) for n in drop]
+    )
+    if drop:
+        gone = p.ToolsUnloaded(turn=turn, tools=drop, reason="fallback-expired")
+        announce(sig.tools_unloaded, state.session_id, gone)
+    return changes
+
+
+def evict(state: SessionState, turn: int, idle_turns: int, announce: Announce) -> Changes:
+    """Unload the tools idle for ``idle_turns`` (call only at a session boundary)."""
+    gone = idle_tools(state.snapshot.loaded, turn, idle_turns)
+    if gone:
+        evicted = p.ToolsUnloaded(turn=turn, tools=gone, reason="evicted")
+        announce(sig.tools_unloaded, state.session_id, evicted)
+    return Changes(unloads=[Unload(n, "evicted") for n in gone])
 
 
 @dataclass
@@ -74,7 +389,7 @@ class Plan:
     loads: list[Candidate] = field(default_factory=list)
 
 
-EXPECTED = price.Session(EXPECTED_CALLS, ESCAPE_CONTEXT, ESCAPE_ANSWER)
+EXPECTED = Session(EXPECTED_CALLS, ESCAPE_CONTEXT, ESCAPE_ANSWER)
 """The session a boundary prices its picks over (the tuned expectations)."""
 
 
@@ -297,7 +612,7 @@ class Planner:
             return False
         held = self.fixed_tokens() + self._core_tokens() + opening.tokens
         misses = max(ESCAPES_BASE + opening.missed, self._needs() - opening.kept)
-        return price.eager_wins(self.eager_tokens(), held, misses, self.profile(), EXPECTED)
+        return eager_wins(self.eager_tokens(), held, misses, self.profile(), EXPECTED)
 
     def _needs(self) -> float:
         """The chance mass a session spreads over the catalog: :data:`SESSION_NEEDS`, moved
@@ -323,17 +638,17 @@ class Planner:
 
     def _priced(self, picks: Sequence[Candidate]) -> list[tuple[Candidate, int, float, bool]]:
         """Each pick best first, with its tokens, its chance of being needed and whether that
-        chance pays for holding it (:func:`price.held_picks`)."""
+        chance pays for holding it (:func:`held_picks`)."""
         tokens = self.catalog().tokens
         ranked = sorted(picks, key=lambda c: -(c.score or 0.0))
         top = ranked[0].score or 0.0 if ranked else 0.0
         rows = [(tokens.get(c.name, 0), needed(c.score or 0.0, top)) for c in ranked]
-        keep = price.held_picks(rows, self.profile(), EXPECTED)
+        keep = held_picks(rows, self.profile(), EXPECTED)
         return [(c, t, n, k) for c, (t, n), k in zip(ranked, rows, keep, strict=True)]
 
-    def profile(self) -> price.Profile:
+    def profile(self) -> Profile:
         """The cost profile the boundary's decision minimises (``cost_profile``)."""
-        return price.profile_named(self.settings.cost_profile)
+        return profile_named(self.settings.cost_profile)
 
     def fixed_tokens(self) -> int:
         """What selection always shows: the meta-tools (and the bridge) and the bundle menu."""

@@ -1,4 +1,39 @@
-"""What the model sees: a byte-stable prefix, the ``tools=`` list, and their hash and token cost.
+"""What the model reads: the prompt view (byte-stable prefix, tools=), the tools revealed after a
+boundary, and each provider's request.
+
+Reveal by appending: tools loaded after a session boundary go at the end of the context.
+
+A prompt cache re-uses only the longest common prefix of two requests, and every provider puts
+tools first, so a tool written into ``tools=`` mid-session re-prefills the system text and the
+whole conversation after it. With ``reveal = "append"`` the prefix holds what the last boundary
+chose and stays byte-stable until the next one (start, resume, compaction, where used revealed
+tools fold into it and idle ones leave). A tool tooltray reveals itself at a later turn's start
+is listed in a note woven before that turn's user message, in every later request alike; a tool
+the model loads is listed in the ``load_tools`` answer, which the conversation keeps. Natively
+the model calls a revealed tool through the ``call_tool`` bridge (it is not in ``tools=``); on
+the text path it calls it like any listed tool.
+
+Providers that defer tools natively (Anthropic ``defer_loading``, OpenAI Responses namespaces)
+need neither note nor bridge: every allowed tool outside the prefix is declared deferred in
+``tools=`` and a reveal is the provider's own search answer (the requests below), until the
+provider refuses deferral for a session (it is then ``bridged``, see :func:`defers`).
+
+Each provider's request from one view, with tooltray's own reveals appended the provider's way.
+
+The caller keeps one OpenAI-style history (``role`` user / assistant / tool / system); this module
+lays it out as Anthropic ``messages`` or Responses ``input`` items. Where the session defers tools
+natively, a turn's reveals become a synthetic exchange just before that turn's user message: an
+assistant ``load_tools`` ``tool_use`` answered by a ``tool_result`` of ``tool_reference`` blocks
+(Anthropic), or a client ``tool_search_call`` answered by a ``tool_search_output`` (Responses).
+Nothing before the turn changes, so the cached prefix ends where the turn begins, and the ids are
+derived from the turn so every later request repeats the same bytes.
+
+Provider formats: Anthropic tool search (``defer_loading`` on a tool, ``tool_reference`` blocks
+with ``tool_name`` inside a ``tool_result``) and OpenAI Responses tool search (``tool_search``
+with ``execution: "client"``, ``namespace`` tools, ``tool_search_call`` / ``tool_search_output``
+items), checked against the ``anthropic`` and ``openai`` SDKs' request types in the tests.
+
+What the model sees: a byte-stable prefix, the ``tools=`` list, and their hash and token cost.
 
 The system message is laid out from the most stable part to the least, because KV caches reuse
 the longest common prefix: the ``instructions`` setting and the bundle menu (they change only with
@@ -11,23 +46,358 @@ and the block. ``tools=`` keeps the loaded set's order, so growth only appends.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from tooltray.memory.core.menu import bundle_menu as bundle_menu  # re-exported for callers
-from tooltray.memory.core.requests import (
-    ADDITION_BETA,
-    anthropic_messages,
-    responses_input,
-    unsearched,
-)
-from tooltray.memory.core.reveal import weave
 from tooltray.memory.metatools.meta_tools import LOAD_TOOLS
-from tooltray.tools.deferred import DEFERRED_PATHS, render_revealing
+from tooltray.tools.deferred import DEFERRED_PATHS, render_revealing, search_answer, search_call
 from tooltray.tools.render import NATIVE_PATHS as NATIVE_PATHS  # re-exported for the trinket
 from tooltray.tools.render import canonical_json, count_tokens, render_native, render_text
-from tooltray.tools.spec import Bundle, ToolSpec
+from tooltray.tools.spec import Bundle, ToolSpec, decode_arguments
+
+if TYPE_CHECKING:
+    from tooltray.memory.core.trinket import ToolLoaderTrinket
+
+
+REVEAL_HEAD = "Tools now available:"
+BRIDGE_HINT = 'Call them through call_tool: {"name": "<tool>", "arguments": {...}}.'
+TEXT_HINT = "Call them like the listed tools."
+
+
+def split_loaded(
+    loaded: Sequence[str], prefix: Sequence[str] | None
+) -> tuple[list[str], list[str]]:
+    """``(prefix tools, revealed tools)``: without a stored prefix every loaded tool is in it.
+
+    A prefix tool unloaded mid-session stays in the prefix until the next boundary (the prefix
+    never changes between boundaries); the loaded tools outside the prefix are revealed.
+    """
+    if prefix is None:
+        return list(loaded), []
+    inside = set(prefix)
+    return list(prefix), [n for n in loaded if n not in inside]
+
+
+def defers(path: str, reveal: str, meta: Mapping[str, object]) -> bool:
+    """Whether a session reveals the provider's way: ``reveal = "append"`` on a path that defers
+    tools, unless the provider refused deferral for this session (meta ``bridged``)."""
+    return reveal == "append" and path in DEFERRED_PATHS and not meta.get("bridged")
+
+
+def adds(path: str, addition: bool, meta: Mapping[str, object]) -> bool:
+    """Whether a deferring session reveals with Anthropic ``tool_addition`` blocks: the
+    ``tool_addition`` setting on the anthropic path, unless the model refused them (meta
+    ``addition_refused``)."""
+    return addition and path == "anthropic" and not meta.get("addition_refused")
+
+
+def note(specs: Sequence[ToolSpec], native: bool) -> str:
+    """The text that reveals ``specs``: one line each, and how to call them on this path."""
+    if not specs:
+        return ""
+    hint = BRIDGE_HINT if native else TEXT_HINT
+    return f"{REVEAL_HEAD}\n{render_text(list(specs))}\n{hint}"
+
+
+def stored_reveals(raw: object) -> list[tuple[int, list[str]]]:
+    """The session meta's ``reveals`` as ``(user turn, names)``; malformed rows are skipped."""
+    out: list[tuple[int, list[str]]] = []
+    for row in raw if isinstance(raw, list) else []:
+        if isinstance(row, (list, tuple)) and len(row) == 2 and isinstance(row[0], int):
+            names = [n for n in row[1] if isinstance(n, str)] if isinstance(row[1], list) else []
+            out.append((row[0], names))
+    return out
+
+
+def weave(history: Sequence[dict[str, Any]], notes: Mapping[int, str]) -> list[dict[str, Any]]:
+    """``history`` with each note put before the text of the user message of its turn.
+
+    Turn ``k`` is the ``k``-th user message. The note joins that message rather than standing
+    alone, so the roles still alternate (many chat templates require it) and nothing before the
+    message changes: the cached prefix ends where the new turn begins.
+    """
+    if not notes:
+        return list(history)
+    out: list[dict[str, Any]] = []
+    turn = 0
+    for message in history:
+        if message.get("role") == "user":
+            turn += 1
+            if notes.get(turn):
+                message = {**message, "content": _prepend(notes[turn], message.get("content"))}
+        out.append(message)
+    return out
+
+
+def _prepend(text: str, content: Any) -> Any:
+    if isinstance(content, list):
+        return [{"type": "text", "text": text}, *content]
+    return f"{text}\n\n{content}" if content else text
+
+
+Reveals = Mapping[int, Sequence[ToolSpec]]
+Message = dict[str, Any]
+T = TypeVar("T")
+REFUSAL_WORDS = ("defer_loading", "tool_reference", "tool_search", "namespace", "beta")
+ADDITION_WORDS = ("tool_addition", "mid-conversation", "system message", "role: system", "beta")
+ADDITION_BETA = "mid-conversation-tool-changes-2026-07-01"
+"""The Anthropic beta that takes ``tool_addition`` blocks naming tools declared in ``tools``."""
+
+
+def reveal_id(turn: int) -> str:
+    """The synthetic reveal's call id: derived from the turn, so its bytes never change."""
+    return f"tooltray_reveal_{turn}"
+
+
+def reveal_exchange(
+    path: str, turn: int, specs: Sequence[ToolSpec], addition: bool = False
+) -> list[Message]:
+    """Turn ``turn``'s reveal of ``specs`` as the provider's own search call and its answer.
+
+    Anthropic: an assistant ``load_tools`` ``tool_use`` and a user ``tool_result`` holding one
+    ``tool_reference`` block per tool, or (``addition``) one system message of ``tool_addition``
+    blocks. Responses: a ``tool_search_call`` / ``tool_search_output``.
+    """
+    if not specs:
+        return []
+    call_id, names = reveal_id(turn), [s.name for s in specs]
+    if addition and path == "anthropic":
+        return [{"role": "system", "content": [_addition(n) for n in names]}]
+    answer = search_answer(path, call_id, specs)
+    if path != "anthropic":
+        return [search_call(call_id, {"tools": names}), answer]
+    use = {"type": "tool_use", "id": call_id, "name": LOAD_TOOLS, "input": {"tools": names}}
+    return [{"role": "assistant", "content": [use]}, {"role": "user", "content": [answer]}]
+
+
+def _addition(name: str) -> dict[str, Any]:
+    return {"type": "tool_addition", "tool": {"type": "tool_reference", "name": name}}
+
+
+def anthropic_messages(
+    history: Sequence[Message], reveals: Reveals, addition: bool = False
+) -> list[Message]:
+    """Anthropic ``messages`` from an OpenAI-style history (leading system messages removed).
+
+    Tool calls become ``tool_use`` blocks, tool messages ``tool_result`` blocks in a user
+    message, later system messages user text; consecutive messages of one role are merged, since
+    the roles must alternate and a ``tool_result`` must open its user message.
+    """
+    out: list[Message] = []
+    turn = 0
+    for message in history:
+        if message.get("role") == "user":
+            turn += 1
+            for extra in reveal_exchange("anthropic", turn, reveals.get(turn, ()), addition):
+                _push(out, extra["role"], extra["content"])
+        _push(out, *_anthropic(message))
+    return out
+
+
+def _anthropic(message: Message) -> tuple[str, list[Any]]:
+    role = str(message.get("role"))
+    if role == "tool":
+        content = message.get("content")
+        result = {"type": "tool_result", "tool_use_id": str(message.get("tool_call_id"))}
+        return "user", [{**result, "content": _blocks(content) or content or ""}]
+    blocks = _blocks(message.get("content"))
+    if role != "assistant":
+        return "user", blocks
+    return role, blocks + [_tool_use(call) for call in message.get("tool_calls") or ()]
+
+
+def _tool_use(call: Mapping[str, Any]) -> dict[str, Any]:
+    function = call.get("function") or {}
+    arguments = decode_arguments(function.get("arguments")).value
+    return {
+        "type": "tool_use",
+        "id": str(call.get("id")),
+        "name": str(function.get("name")),
+        "input": arguments if isinstance(arguments, dict) else {},
+    }
+
+
+def _blocks(content: Any) -> list[Any]:
+    """Content as blocks: a string is one text block (none when empty: the API refuses those)."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content else []
+    return [part for part in content or () if not _empty_text(part)]
+
+
+def _empty_text(part: Any) -> bool:
+    return isinstance(part, dict) and part.get("type") == "text" and not part.get("text")
+
+
+def _push(out: list[Message], role: str, blocks: Iterable[Any]) -> None:
+    blocks = list(blocks)
+    if not blocks:
+        return
+    if out and out[-1]["role"] == role:
+        out[-1]["content"].extend(blocks)
+    else:
+        out.append({"role": role, "content": blocks})
+
+
+def responses_input(history: Sequence[Message], reveals: Reveals) -> list[Message]:
+    """Responses ``input`` items from an OpenAI-style history (leading system messages removed).
+
+    Tool calls become ``function_call`` items, tool messages ``function_call_output``; an item
+    that already has a ``type`` (a ``tool_search_call`` the model made, ...) passes unchanged.
+    """
+    out: list[Message] = []
+    turn = 0
+    for message in history:
+        if message.get("role") == "user":
+            turn += 1
+            out += reveal_exchange("responses", turn, reveals.get(turn, ()))
+        out += _responses(message)
+    return out
+
+
+def _responses(message: Message) -> list[Message]:
+    role = message.get("role")
+    if "type" in message:
+        return [message]
+    if role == "tool":
+        call_id, output = str(message.get("tool_call_id")), _text(message.get("content"))
+        return [{"type": "function_call_output", "call_id": call_id, "output": output}]
+    text = _text(message.get("content"))
+    said = [{"role": role, "content": text}] if text else []
+    return said + [_function_call(call) for call in message.get("tool_calls") or ()]
+
+
+def _function_call(call: Mapping[str, Any]) -> Message:
+    function = call.get("function") or {}
+    arguments = function.get("arguments")
+    return {
+        "type": "function_call",
+        "call_id": str(call.get("id")),
+        "name": str(function.get("name")),
+        "arguments": arguments if isinstance(arguments, str) else "{}",
+    }
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str) or content is None:
+        return content or ""
+    parts = [p.get("text") for p in content if isinstance(p, dict)]
+    return "\n".join(t for t in parts if isinstance(t, str) and t)
+
+
+def load_answer(
+    trinket: ToolLoaderTrinket, session_id: str, call_id: str, arguments: Any
+) -> Message:
+    """Run the model's ``load_tools`` (on Responses: its ``tool_search``) and return the entry
+    to append to the history, answering the way the session's provider loads tools.
+
+    Anthropic: a tool message whose content is the ``tool_reference`` blocks (it becomes the
+    ``tool_result``); Responses: the ``tool_search_output`` item; elsewhere, or once the session
+    is bridged, a tool message with the answer text (the ``call_tool`` bridge reaches the tools).
+    """
+    before = set(trinket.loaded(session_id))
+    text, _ = trinket.run_meta(session_id, LOAD_TOOLS, arguments)
+    path, meta = trinket.settings.path, trinket.state(session_id).snapshot.meta
+    if not defers(path, trinket.settings.reveal, meta):
+        return {"role": "tool", "tool_call_id": call_id, "content": text}
+    answer = search_answer(path, call_id, added_specs(trinket, session_id, before), text)
+    if path == "responses":
+        return answer
+    return {"role": "tool", "tool_call_id": call_id, "content": answer["content"]}
+
+
+def added_specs(trinket: ToolLoaderTrinket, session_id: str, before: set[str]) -> list[ToolSpec]:
+    """The tools loaded since ``before``, as the catalog declares them: what a search answers."""
+    added = [n for n in trinket.loaded(session_id) if n not in before]
+    return [s for s in map(trinket.registry.get, added) if s is not None]
+
+
+def unsearched(history: Sequence[Message], listed: Mapping[str, ToolSpec]) -> list[Message]:
+    """``history`` with the provider's own load answers rewritten for the ``call_tool`` bridge,
+    once the provider refused deferral: a search call becomes a ``load_tools`` call and its
+    answer the loaded tools' note, so the resent request holds nothing the provider refuses."""
+    return [_unsearched(message, listed) for message in history]
+
+
+def _unsearched(message: Message, listed: Mapping[str, ToolSpec]) -> Message:
+    kind, content = message.get("type"), message.get("content")
+    if kind == "tool_search_call":
+        return _as_load_call(message)
+    if kind == "tool_search_output":
+        names = _output_names(message.get("tools") or [])
+        call_id = str(message.get("call_id"))
+        return {"role": "tool", "tool_call_id": call_id, "content": _listing(names, listed)}
+    if message.get("role") == "tool" and isinstance(content, list) and any(map(_is_ref, content)):
+        names = [str(part.get("tool_name")) for part in content if _is_ref(part)]
+        return {**message, "content": _listing(names, listed)}
+    return message
+
+
+def _as_load_call(search: Message) -> Message:
+    """A model's ``tool_search_call`` as the ``load_tools`` call it was (the bridge's form)."""
+    arguments = canonical_json(search.get("arguments") or {})
+    function = {"name": LOAD_TOOLS, "arguments": arguments}
+    call = {"id": str(search.get("call_id")), "type": "function", "function": function}
+    return {"role": "assistant", "content": "", "tool_calls": [call]}
+
+
+def _is_ref(part: Any) -> bool:
+    return isinstance(part, dict) and part.get("type") == "tool_reference"
+
+
+def _output_names(tools: Iterable[Any]) -> list[str]:
+    """The function names a ``tool_search_output`` loaded, namespaces opened."""
+    flat = [t for tool in tools for t in (tool.get("tools") or [tool])]
+    return [str(t.get("name")) for t in flat if isinstance(t, dict)]
+
+
+def _listing(names: Sequence[str], listed: Mapping[str, ToolSpec]) -> str:
+    """The bridge's note for ``names`` (the tools it knows), else their bare names."""
+    return note([listed[n] for n in names if n in listed], True) or "Loaded: " + ", ".join(names)
+
+
+def refuses_deferral(exc: BaseException) -> bool:
+    """Whether ``exc`` is a provider's 400 about deferral (``defer_loading``, tool search, a
+    beta): the model or endpoint does not support it, so the session must use the bridge."""
+    return _refuses(exc, REFUSAL_WORDS)
+
+
+def _refuses(exc: BaseException, words: Sequence[str]) -> bool:
+    status = getattr(exc, "status_code", None)
+    return status == 400 and any(word in str(exc).lower() for word in words)
+
+
+def send_revealing(
+    trinket: ToolLoaderTrinket,
+    session_id: str,
+    history: Sequence[Message],
+    send: Callable[[dict[str, Any]], T],
+) -> T:
+    """Prepare the turn, build its request and ``send`` it; a provider that refuses deferral
+    degrades the session to the ``call_tool`` bridge and the turn is sent again, never failed."""
+    view = trinket.prepare(session_id, history)
+    for _ in range(2):  # tool_addition -> the load_tools exchange -> the call_tool bridge
+        try:
+            return send(view.request(history))
+        except Exception as exc:
+            if not degrade(trinket, session_id, view, exc):
+                raise
+        view = trinket.prepare(session_id, history)
+    return send(view.request(history))
+
+
+def degrade(trinket: ToolLoaderTrinket, session_id: str, view: Any, exc: BaseException) -> bool:
+    """Step the session down one reveal mode when ``exc`` is the provider refusing the one its
+    request used (``tool_addition``, else deferral); ``False`` for any other failure."""
+    if view.addition and _refuses(exc, ADDITION_WORDS):
+        trinket.degrade_reveal(session_id, str(exc), to="exchange")
+        return True
+    if view.deferring and refuses_deferral(exc):
+        trinket.degrade_reveal(session_id, str(exc))
+        return True
+    return False
+
 
 TEXT_CALL_HINT = (
     "To call a tool, reply with only a JSON object: "
@@ -127,7 +497,7 @@ class PromptView:
     def _conversation(self, history: Sequence[dict[str, Any]]) -> dict[str, Any]:
         """Anthropic's or Responses' system text and conversation: reveals as the provider's own
         search exchange while it defers tools, else as notes, with the model's earlier native
-        loads rewritten for the bridge (:func:`.requests.unsearched`)."""
+        loads rewritten for the bridge (:func:`unsearched`)."""
         theirs, rest = _split(weave(history, dict(self.notes)))
         if not self.deferring:
             rest = unsearched(rest, {s.name: s for s in self.revealed})
@@ -144,7 +514,7 @@ class PromptView:
         templates accept only one, first): after the stable prefix, before the text-path tool
         block. System messages later in the history stay where the caller put them, since
         moving them to the front would change the start of the prompt and re-prefill it all.
-        Revealed tools' notes go before their turn's user message (:func:`.reveal.weave`).
+        Revealed tools' notes go before their turn's user message (:func:`weave`).
         """
         theirs, rest = _split(weave(history, dict(self.notes)))
         return [{"role": "system", "content": self.system_text(theirs)}, *rest]

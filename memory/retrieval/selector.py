@@ -29,8 +29,8 @@ calibrated retriever (z over the catalog, ``PAST_WEIGHT``).
 
 Retrieval's side of selection: the index's scores of a conversation, and its decisions.
 
-:class:`IndexSelector` is the default :class:`~tooltray.memory.core.selection.Selector` (stages 1-3
-of :mod:`tooltray.memory.core.selection`): it scores every user message over the hybrid index
+:class:`IndexSelector` is the default :class:`~tooltray.memory.core.planner.Selector` (stages 1-3
+of :mod:`tooltray.memory.core.planner`): it scores every user message over the hybrid index
 (candidates and scores), then decides what a session boundary loads (``boundary``) and what a later
 turn appends (``growth``); it also answers ``load_tools`` queries (``search``). Boundary picks and
 ``ToolIndex.picks`` share one rule (:func:`~tooltray.memory.retrieval.index.choose`, then

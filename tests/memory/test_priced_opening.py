@@ -10,31 +10,37 @@ from __future__ import annotations
 import pytest
 
 from tooltray.memory.config import Settings
-from tooltray.memory.core import price
-from tooltray.memory.core.planner import Planner
+from tooltray.memory.core.planner import (
+    LATENCY,
+    PRICE,
+    Planner,
+    Session,
+    eager_wins,
+    held_picks,
+)
 from tooltray.memory.core.session import SessionState
 from tooltray.memory.store.records import empty_snapshot
 from tooltray.tools.demo import demo_registry
 from tooltray.tools.registry import ToolRegistry
 from tooltray.tools.spec import ToolSpec
 
-SESSION = price.Session(calls=6, context=2000, answer=150)
+SESSION = Session(calls=6, context=2000, answer=150)
 TRIP = "Find me flights from Boston to Lisbon on Nov 10 and a hotel there under 180 a night."
 
 
 def test_holding_and_escaping_by_hand() -> None:
     # price: held = 100 x 1.25 + 100 x 0.1 x 5 = 175; escape = 200 + 187.5 + 250 = 637.5
-    assert price.PRICE.held(100, 6) == pytest.approx(175.0)
-    assert price.PRICE.escape(2000, 150) == pytest.approx(637.5)
+    assert PRICE.held(100, 6) == pytest.approx(175.0)
+    assert PRICE.escape(2000, 150) == pytest.approx(637.5)
     # latency: held = 0.1 s of prefill; escape = 0.15 s of answer + 1.7 s of decoding
-    assert price.LATENCY.held(100, 6) == pytest.approx(0.1)
-    assert price.LATENCY.escape(2000, 150) == pytest.approx(1.85)
+    assert LATENCY.held(100, 6) == pytest.approx(0.1)
+    assert LATENCY.escape(2000, 150) == pytest.approx(1.85)
     picks = [(100, 0.72), (100, 0.2), (400, 0.2), (100, 0.06)]
-    assert price.held_picks(picks, price.PRICE, SESSION) == [True, False, False, False]
+    assert held_picks(picks, PRICE, SESSION) == [True, False, False, False]
     # latency: 0.2 x 1.85 = 0.37 s saved < 0.4 s to prefill 400 tokens: the large one stays out
-    assert price.held_picks(picks, price.LATENCY, SESSION) == [True, True, False, True]
-    assert not price.eager_wins(5000, 800, 1.0, price.PRICE, SESSION)
-    assert price.eager_wins(900, 800, 1.0, price.PRICE, SESSION)
+    assert held_picks(picks, LATENCY, SESSION) == [True, True, False, True]
+    assert not eager_wins(5000, 800, 1.0, PRICE, SESSION)
+    assert eager_wins(900, 800, 1.0, PRICE, SESSION)
 
 
 def _planner(registry: ToolRegistry, **settings: object) -> Planner:

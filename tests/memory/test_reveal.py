@@ -16,8 +16,7 @@ import pytest
 from tooltray.events import ToolUsed, TurnCompleted, emit, tool_used, turn_completed
 from tooltray.memory.agent.calls import INVALID, META, OK, REFUSED, CallRunner
 from tooltray.memory.config import Settings
-from tooltray.memory.core.prompt import PromptView
-from tooltray.memory.core.reveal import BRIDGE_HINT, REVEAL_HEAD, TEXT_HINT
+from tooltray.memory.core.prompt import BRIDGE_HINT, REVEAL_HEAD, TEXT_HINT, PromptView
 from tooltray.memory.core.trinket import ToolLoaderTrinket
 from tooltray.memory.metatools.meta_tools import CALL_TOOL
 from tooltray.memory.store import Store

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tooltray.memory.core.selection import (
+from tooltray.memory.core.planner import (
     Caps,
     admit,
     admit_growth,

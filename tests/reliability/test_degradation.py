@@ -39,8 +39,7 @@ from tooltray.events import (
 )
 from tooltray.memory.agent.calls import META, CallRunner
 from tooltray.memory.config import Settings
-from tooltray.memory.core.planner import Planner
-from tooltray.memory.core.selection import SelectorFactory
+from tooltray.memory.core.planner import Planner, SelectorFactory
 from tooltray.memory.core.trinket import ToolLoaderTrinket
 from tooltray.memory.embedders import CachedEmbedder, clear_memo, default_embedder
 from tooltray.memory.retrieval import ToolIndex
