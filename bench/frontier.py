@@ -89,6 +89,10 @@ def _panel(rows: Sequence[dict[str, Any]], profile: str, x0: int, y0: int) -> li
     title = f"{rows[0]['run'].split('/')[0]}/{rows[0]['run'].split('/')[1]}, {profile}"
     out = [f'<rect x="{x0}" y="{y0}" width="{w}" height="{h}" fill="none" stroke="#ccc"/>']
     out.append(f'<text x="{x0 + 6}" y="{y0 + 14}" font-size="11">{title}</text>')
+    for fp, cost, label in ((0.7, 0.0, "0.7"), (1.0, 0.0, "1.0"), (0.7, 1.0, "1.0")):
+        x, y = at(fp, cost)
+        dx, dy = (-24, 4) if label == "1.0" and cost else (-8, 14)
+        out.append(f'<text x="{x + dx:.0f}" y="{y + dy:.0f}" font-size="9">{label}</text>')
     ex, ey = at(1.0, 1.0)
     out.append(f'<circle cx="{ex}" cy="{ey}" r="4" fill="#888"><title>eager</title></circle>')
     sx, sy = at(0.7, rows[0][f"{profile}_search"])
@@ -117,7 +121,10 @@ def _svg(rows: Sequence[dict[str, Any]]) -> str:
     for i, group in enumerate(groups.values()):
         for j, profile in enumerate(PROFILES):
             parts += _panel(group, profile, 10 + j * 270, 10 + i * 190)
-    height = 20 + 190 * len(groups)
+    legend = "first-pass across (0.7-1.0), cost / eager up (0-1.2); filled: no history, hollow: "
+    legend += "past-split; blue latency, green price, purple share; grey eager; red perfect search"
+    parts.append(f'<text x="10" y="{20 + 190 * len(groups)}" font-size="9">{legend}</text>')
+    height = 30 + 190 * len(groups)
     body = "\n".join(parts)
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="560" height="{height}">\n{body}\n</svg>\n'
