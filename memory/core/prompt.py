@@ -86,11 +86,12 @@ def defers(path: str, reveal: str, meta: Mapping[str, object]) -> bool:
     return reveal == "append" and path in DEFERRED_PATHS and not meta.get("bridged")
 
 
-def adds(path: str, addition: bool, meta: Mapping[str, object]) -> bool:
-    """Whether a deferring session reveals with Anthropic ``tool_addition`` blocks: the
-    ``tool_addition`` setting on the anthropic path, unless the model refused them (meta
-    ``addition_refused``)."""
-    return addition and path == "anthropic" and not meta.get("addition_refused")
+def adds(path: str, reveal: str, addition: bool, meta: Mapping[str, object]) -> bool:
+    """Whether a session reveals with Anthropic ``tool_addition`` blocks: it defers tools
+    (:func:`defers`), the ``tool_addition`` setting is on, on the anthropic path, and the model
+    has not refused them (meta ``addition_refused``)."""
+    refused = meta.get("addition_refused")
+    return addition and path == "anthropic" and not refused and defers(path, reveal, meta)
 
 
 def note(specs: Sequence[ToolSpec], native: bool) -> str:
@@ -374,10 +375,11 @@ def send_revealing(
     history: Sequence[Message],
     send: Callable[[dict[str, Any]], T],
 ) -> T:
-    """Prepare the turn, build its request and ``send`` it; a provider that refuses deferral
-    degrades the session to the ``call_tool`` bridge and the turn is sent again, never failed."""
+    """Prepare the turn, build its request and ``send`` it; a provider that refuses how the
+    session reveals steps it down one mode (``tool_addition`` -> the ``load_tools`` exchange ->
+    the ``call_tool`` bridge, :func:`degrade`) and the turn is sent again, never failed."""
     view = trinket.prepare(session_id, history)
-    for _ in range(2):  # tool_addition -> the load_tools exchange -> the call_tool bridge
+    for _ in range(2):  # at most two steps down, then the bridge's request goes as it is
         try:
             return send(view.request(history))
         except Exception as exc:
@@ -387,7 +389,9 @@ def send_revealing(
     return send(view.request(history))
 
 
-def degrade(trinket: ToolLoaderTrinket, session_id: str, view: Any, exc: BaseException) -> bool:
+def degrade(
+    trinket: ToolLoaderTrinket, session_id: str, view: PromptView, exc: BaseException
+) -> bool:
     """Step the session down one reveal mode when ``exc`` is the provider refusing the one its
     request used (``tool_addition``, else deferral); ``False`` for any other failure."""
     if view.addition and _refuses(exc, ADDITION_WORDS):

@@ -29,7 +29,7 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, Literal
 
 from blinker import NamedSignal
 
@@ -144,7 +144,7 @@ def selected_view(
     view = replace(view, revealed=tuple(revealed), loaded=loaded)
     reveals = _by_turn(stored_reveals(meta.get("reveals")) if stored is not None else [])
     if deferring:
-        addition = adds(settings.path, settings.tool_addition, meta)
+        addition = adds(settings.path, settings.reveal, settings.tool_addition, meta)
         return replace(_deferring(view, registry, reveals), addition=addition)
     return replace(view, notes=_notes(reveals, registry, planner, native))
 
@@ -224,6 +224,11 @@ def announce_prefix(state: SessionState, view: PromptView) -> None:
 
 
 log = logging.getLogger("tooltray")
+STEP_DOWN: dict[str, tuple[str, str, SessionMeta]] = {
+    "exchange": ("tool_addition", "a load_tools exchange", {"addition_refused": True}),
+    "bridge": ("deferred tools", "call_tool", {"bridged": True}),
+}
+"""What a refused reveal mode steps down to: what was refused, what is used now, the meta flag."""
 
 Receiver = Callable[..., None]
 
@@ -419,7 +424,9 @@ class ToolLoaderTrinket:
             self.journal.after(lambda: announce(state, out, escape))
             return out.text + self._reveal_note(state, out.added), False
 
-    def degrade_reveal(self, session_id: str, reason: str, to: str = "bridge") -> None:
+    def degrade_reveal(
+        self, session_id: str, reason: str, to: Literal["bridge", "exchange"] = "bridge"
+    ) -> None:
         """The provider refused how this session reveals (a 400 on an unsupported model or
         beta): from now on reveal through the ``call_tool`` bridge and notes (``to="bridge"``:
         deferral refused) or the synthetic ``load_tools`` exchange (``to="exchange"``:
@@ -427,21 +434,14 @@ class ToolLoaderTrinket:
         and recorded as a ``degraded`` event."""
         with self._lock, self.journal.call():
             state = self._state(session_id)
-            if not self._reveals_by(state, to):
-                return
-            refused = "tool_addition" if to == "exchange" else "deferred tools"
-            how = "a load_tools exchange" if to == "exchange" else "call_tool"
+            s, meta = self.settings, state.snapshot.meta
+            adding = adds(s.path, s.reveal, s.tool_addition, meta)
+            if not (adding if to == "exchange" else self._defers(state)):
+                return  # already stepped down (or never revealed that way)
+            refused, how, flag = STEP_DOWN[to]
             log.warning("tooltray session %s: %s refused, using %s", session_id, refused, how)
             event = self._event(state, "degraded", None, f"reveal: {reason}"[:500])
-            meta: SessionMeta = {"bridged": True}
-            meta = {"addition_refused": True} if to == "exchange" else meta
-            self.journal.commit(state, Changes(meta=meta, events=[event]))
-
-    def _reveals_by(self, state: SessionState, below: str) -> bool:
-        """Whether the session still uses the mode above ``below`` (not yet stepped down)."""
-        settings, meta = self.settings, state.snapshot.meta
-        adding = adds(settings.path, settings.tool_addition, meta)
-        return self._defers(state) and (adding or below != "exchange")
+            self.journal.commit(state, Changes(meta=flag, events=[event]))
 
     def refuse(self, session_id: str, tool: str, reason: str) -> None:
         """Record that a call to ``tool`` was refused (not allowed, unknown, bad arguments)."""
