@@ -8,7 +8,8 @@ replays, turn by turn:
    placeholders, then its own): *first-pass recall* = every gold tool is in the view;
 2. a simulated model calls each gold tool. It sees only the prompt rendered for it, so a tool not
    offered is recovered without its name: ``load_tools`` with the user's request as the query,
-   then (native path) the bundle the menu lists for it, then ``fallback``; each call is an
+   then (native path) the bundle the menu lists for it, then every tool (``load_tools(["*"])``,
+   the fallback); each call is an
    *escape*. *Recall after recovery* = every gold tool was callable when it was called. Each call
    emits ``tool-used``, ``turn-completed`` closes the turn, and the agent prepares again after
    every call (a real loop calls ``prepare`` before every model request);
@@ -62,7 +63,7 @@ from tooltray.memory.core.planner import Planner  # noqa: E402
 from tooltray.memory.core.prompt import PromptView  # noqa: E402
 from tooltray.memory.core.trinket import ToolLoaderTrinket  # noqa: E402
 from tooltray.memory.eval.recall import evaluate_store  # noqa: E402
-from tooltray.memory.metatools.meta_tools import FALLBACK, LOAD_TOOLS  # noqa: E402
+from tooltray.memory.metatools.meta_tools import EVERY_TOOL, LOAD_TOOLS  # noqa: E402
 from tooltray.memory.store import Store  # noqa: E402
 from tooltray.tools.registry import ToolRegistry  # noqa: E402
 from tooltray.tools.render import (
@@ -122,7 +123,8 @@ def _recover(
 
     It never names a tool it was not shown: first ``load_tools`` with the user's request as the
     query, then the bundle the menu lists for it (native path: the menu is in the prompt), then
-    ``fallback``. Returns the escape's kind and the meta-tool's answer (one call each).
+    every tool (``load_tools(["*"])``). Returns the escape's kind and the meta-tool's answer
+    (one call each).
     """
     if "query" not in tried:
         tried.add("query")
@@ -133,8 +135,7 @@ def _recover(
         tried.add(f"bundle:{bundle}")
         return "bundle", trinket.handle_meta(sid, LOAD_TOOLS, {"tools": [bundle]})
     tried.add("fallback")
-    reason = {"reason": "the tool I need is not listed"}
-    return "fallback", trinket.handle_meta(sid, FALLBACK, reason)
+    return "fallback", trinket.handle_meta(sid, LOAD_TOOLS, {"tools": [EVERY_TOOL]})
 
 
 def _call(kind: str, detail: str, view: PromptView) -> list[Any]:

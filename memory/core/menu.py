@@ -17,15 +17,22 @@ from tooltray.tools.spec import Bundle
 _STOP_WORDS = frozenset("a an and as at by for from in is of on or the to with".split())
 
 
+MENU_HEADER = "Tool bundles for load_tools:"
+
+
 def bundle_menu(bundles: Sequence[Bundle]) -> str:
-    """One line per bundle: the escape-hatch menu that lets a model ask for tools."""
+    """One line per bundle: the escape-hatch menu that lets a model ask for tools.
+
+    Every call of a selected session pays the menu, so a line is only what a model chooses by:
+    the bundle's name and what it is for (member counts and a longer header cost ~35 tokens a
+    call on apibank's 8 bundles and told the model nothing it acts on)."""
     if not bundles:
         return ""
     spread = _word_spread(bundles)
-    lines = ["Tool bundles you can load with load_tools (bundle: what it is for):"]
+    lines = [MENU_HEADER]
     for b in sorted(bundles, key=lambda b: b.name):
         desc = " ".join(b.description.split()) or member_words(b, spread, len(bundles))
-        lines.append(f"- {b.name} ({len(b.members)} tools): {desc}")
+        lines.append(f"- {b.name}: {desc}")
     return "\n".join(lines)
 
 

@@ -8,10 +8,10 @@ Every call of an allowed tool runs, listed or not; a call of an unlisted one is 
 With ``reveal: "bridge"`` (the config's ``tooltray`` object, or ``--reveal bridge``) a session's
 ``tools/list`` is taken once per boundary (``initialize``, or an upstream whose tools changed)
 and answered the same until the next one: the meta-tools the trinket shows when appending
-(``load_tools``, ``fallback``, ``call_tool``) and the tools chosen then. A tool loaded later is
-listed in the ``load_tools`` answer (the trinket's reveal-by-append) and reached through
-``call_tool``, which goes down the same route as a direct call (allow-list, upstream,
-``read_result``) after its arguments are checked against the tool's real schema; no
+(``load_tools``, whose ``["*"]`` is the fallback, and ``call_tool``) and the tools chosen then.
+A tool loaded later is listed in the ``load_tools`` answer (the trinket's reveal-by-append) and
+reached through ``call_tool``, which goes down the same route as a direct call (allow-list,
+upstream, ``read_result``) after its arguments are checked against the tool's real schema; no
 ``list_changed`` is sent for a load, so the client's prompt prefix (and its cache) survives.
 
 A turn: MCP carries no user messages, so the gateway counts one turn per forwarded call of an

@@ -107,7 +107,7 @@ def build_server(gateway: Gateway, keys: SessionKeys) -> Server[Any]:
         version="0.1.0",
         instructions=(
             "Tools not listed here can be found with load_tools (by name, server name or a "
-            "query); fallback lists every tool for one call."
+            'query); load_tools with tools ["*"] lists every tool for one call.'
         ),
         on_list_tools=list_tools,
         on_call_tool=call_tool,

@@ -1,6 +1,7 @@
 """The meta-tools (load_tools, unload_tools, fallback, read_result): specs, parsing, effects."""
 
 from tooltray.memory.metatools.meta_tools import (
+    EVERY_TOOL,
     FALLBACK,
     LOAD_TOOLS,
     META_TOOL_NAMES,
@@ -18,6 +19,7 @@ from tooltray.memory.metatools.meta_tools import (
 )
 
 __all__ = [
+    "EVERY_TOOL",
     "FALLBACK",
     "LOAD_TOOLS",
     "META_TOOL_NAMES",

@@ -43,14 +43,17 @@ UNLOAD_TOOLS = "unload_tools"
 FALLBACK = "fallback"
 READ_RESULT = "read_result"
 META_TOOL_NAMES = (LOAD_TOOLS, UNLOAD_TOOLS, FALLBACK, READ_RESULT)
+EVERY_TOOL = "*"
+"""``load_tools({"tools": ["*"]})``: every allowed tool for this turn, the same as ``fallback``.
+Revealing by appending shows only ``load_tools``, so the last resort costs no schema of its own."""
 CALL_TOOL = "call_tool"
 """The bridge (``reveal = "append"`` on native paths): calls a tool revealed at the end of the
 context, which is not in ``tools=``. Not a meta-tool: the call runs the named tool."""
 MAX_ITEMS = 64
 MAX_ITEM_CHARS = 200
-_BARE_NAMES = re.compile(r"\s*[\w.-]+\s*([,;]\s*[\w.-]+\s*)*")
+_BARE_NAMES = re.compile(r"\s*[\w.*-]+\s*([,;]\s*[\w.*-]+\s*)*")
 SHAPES = {
-    "load_tools": '{"tools": ["name or bundle"]} or {"query": "what you need to do"}',
+    "load_tools": '{"tools": ["name or bundle"]}, {"tools": ["*"]} or {"query": "the task"}',
     "unload_tools": '{"tools": ["name"]}',
     "read_result": '{"handle": "r-...", "offset": 0}',
     "call_tool": '{"name": "tool_name", "arguments": {...}}',
@@ -69,15 +72,14 @@ def meta_tool_specs(*, with_read_result: bool = True) -> list[ToolSpec]:
         ToolSpec(
             name=LOAD_TOOLS,
             description=(
-                "Load more tools for this conversation. Pass tool names or bundle names from "
-                "the bundle menu in `tools`, or describe the task in `query`; loaded tools are "
-                "callable on your next step."
+                'Load tools by name or bundle (`tools`; ["*"]: every tool, this turn only) or by '
+                "task (`query`)."
             ),
             parameters={
                 "type": "object",
                 "properties": {
-                    "tools": _NAMES_SCHEMA,
-                    "query": {"type": "string", "description": "What you need to do."},
+                    "tools": {"type": "array", "items": {"type": "string"}},
+                    "query": {"type": "string"},
                 },
             },
             source="meta",
@@ -125,18 +127,19 @@ def meta_tool_specs(*, with_read_result: bool = True) -> list[ToolSpec]:
 
 
 def shown_meta_specs(reveal: str, deferring: bool = False) -> list[ToolSpec]:
-    """The meta-tools ``tools=`` leads with. Revealing by appending shows only ``load_tools``,
-    ``fallback`` and the ``call_tool`` bridge: unloading saves nothing while the prefix stays
-    fixed, and ``read_result`` is named in every shortened result, so both are reached through
-    the bridge (the fixed part every call pays shrinks by 139 tokens). Where the provider
-    defers tools (``deferring``) there is no bridge: it makes revealed tools callable itself,
-    so ``read_result`` is shown in its place."""
+    """The meta-tools ``tools=`` leads with. Revealing by appending shows only ``load_tools``
+    and the ``call_tool`` bridge: unloading saves nothing while the prefix stays fixed,
+    ``read_result`` is named in every shortened result (so both are reached through the
+    bridge), and ``fallback`` is ``load_tools(["*"])``; every call pays the fixed part, so each
+    schema left out is saved on every call of every session. Where the provider defers tools
+    (``deferring``) there is no bridge: it makes revealed tools callable itself, so
+    ``read_result`` is shown in its place."""
     specs = meta_tool_specs()
     if reveal != "append":
         return specs
     if deferring:
-        return [s for s in specs if s.name != UNLOAD_TOOLS]
-    return [s for s in specs if s.name in (LOAD_TOOLS, FALLBACK)] + [bridge_spec()]
+        return [s for s in specs if s.name in (LOAD_TOOLS, READ_RESULT)]
+    return [s for s in specs if s.name == LOAD_TOOLS] + [bridge_spec()]
 
 
 def bridge_spec() -> ToolSpec:
@@ -481,7 +484,10 @@ def dispatch(
         MetaToolArgumentError: the name is not a meta-tool or the arguments are unusable.
     """
     if name == LOAD_TOOLS:
-        return load_tools(registry, state, parse_load(arguments), search, hard_max), "load_tools"
+        request = parse_load(arguments)
+        if EVERY_TOOL not in request.names:
+            return load_tools(registry, state, request, search, hard_max), "load_tools"
+        name = FALLBACK
     if name == UNLOAD_TOOLS:
         return unload_tools(registry, state, parse_unload(arguments)), None
     if name == FALLBACK:

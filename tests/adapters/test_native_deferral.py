@@ -1,6 +1,6 @@
 """Provider-native deferral against a recorded exchange (hand-written from the documented formats,
 see the fixture's ``_provenance``): tooltray renders the same request entries, its retriever
-answers the search the same way, and the visible tools cost fewer tokens than the meta-tools."""
+answers the search the same way, and the visible tools cost about what the meta-tools view does."""
 
 from __future__ import annotations
 
@@ -92,7 +92,7 @@ def test_native_deferral_search_answers_as_recorded_and_keeps_the_prefix(
     assert wanted in trinket.loaded("d-search") and canonical_json(native.tools()) == before
 
 
-def test_native_deferral_shows_fewer_tokens_than_the_meta_tools(
+def test_native_deferral_shows_about_the_tokens_of_the_meta_tools(
     session: tuple[str, ToolLoaderTrinket],
 ) -> None:
     path, trinket = session
@@ -104,5 +104,7 @@ def test_native_deferral_shows_fewer_tokens_than_the_meta_tools(
         {k: v for k, v in t.items() if k != "tools"} for t in sent if not t.get("defer_loading")
     ]
     native_tokens = count_tokens(canonical_json(shown)).n
-    assert native_tokens < ours
+    # Anthropic's visible part is ~9% below the meta-tools view; Responses' namespaces carry
+    # what the bundle menu does and since the menu dropped its member counts cost ~3% more
+    assert native_tokens < 1.05 * ours
     assert count_tokens(canonical_json(sent)).n > 3 * ours  # but every schema is still sent

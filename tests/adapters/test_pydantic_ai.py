@@ -47,7 +47,7 @@ def test_pydantic_ai_selection_at_start_offers_the_trinket_set(
     assert "multiply" not in server.tool_names(0)
     assert "delete_all_files" not in server.tool_names(0)  # denied: never listed
     system = server.requests[0]["messages"][0]
-    assert system["role"] == "system" and "Tool bundles you can load" in system["content"]
+    assert system["role"] == "system" and "Tool bundles for load_tools" in system["content"]
     assert ("weather_forecast", {"city": "Oslo", "days": 1}) in catalog.CALLS
     assert [r[2] for r in rows("s1", "used")] == ["weather_forecast"]
     assert completed == [("s1", 1)]

@@ -72,7 +72,7 @@ def test_a_text_model_sees_the_bundle_menu_and_loads_a_bundle_by_a_text_call(
     server.extend([say(load), say(DAY_CALL), say("A Friday.")])
     result = agent.run_turn("t1", [], "Please multiply 17 by 23 for me.")
     first = system(server, 0)
-    assert "- calendar (2 tools): dates, weekdays and day counts" in first
+    assert "- calendar: dates, weekdays and day counts" in first
     assert '{"tool": "load_tools", "arguments": {"tools": ["<bundle>"]}}' in first
     assert first.index("- calendar") < first.index("Tools:\n")
     assert "day_of_week(" not in first and "day_of_week(" in system(server, 1)

@@ -33,6 +33,8 @@ def test_specs_are_valid_and_ordered() -> None:
         ("calendar, weather_forecast", ("calendar", "weather_forecast"), None),
         ({"query": " book a flight "}, (), "book a flight"),
         ({"names": ["x"], "query": "y"}, ("x",), "y"),
+        ("*", ("*",), None),  # every tool: the fallback, written as the description says
+        ({"tools": ["*"]}, ("*",), None),
     ],
 )
 def test_load_accepts_reasonable_shapes(arguments: Any, names: tuple[str, ...], query: Any) -> None:

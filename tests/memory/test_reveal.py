@@ -127,7 +127,7 @@ def test_a_load_answer_lists_the_tools_and_the_bridge_runs_them(url: str) -> Non
     assert bad.status == INVALID and "sql" in bad.result
     assert nameless.status == INVALID and "call_tool needs" in nameless.result
     assert unloaded.status == META and "database_query" not in left
-    assert {s.name for s in after.specs} >= {"load_tools", "fallback", CALL_TOOL}
+    assert {s.name for s in after.specs} >= {"load_tools", CALL_TOOL}
     assert not {"unload_tools", "read_result"} & {s.name for s in after.specs}
 
 

@@ -44,7 +44,7 @@ def test_start_loads_core_then_picks_with_sources_and_caps(make_trinket: MakeTri
     assert 0 < len(picked) <= 8
     assert "travel_search_flights" in names
     assert all(t.score is not None for t in picked)
-    assert [s.name for s in view.specs][:3] == ["load_tools", "fallback", "call_tool"]
+    assert [s.name for s in view.specs][:2] == ["load_tools", "call_tool"]
     assert view.tool_tokens < view.eager_tokens / 3
     assert snap.turn == 1
 
@@ -129,6 +129,25 @@ def test_fallback_lasts_exactly_one_turn_and_keeps_what_was_used(make_trinket: M
     after = trinket.prepare("s", _hist(TRIP, "next"))
     assert list(after.loaded) == list(before) + ["shopping_track_order"]
     assert trinket.state("s").snapshot.loaded[-1].source == "escape"
+
+
+def test_load_tools_star_is_the_fallback_and_costs_no_schema_of_its_own(
+    make_trinket: MakeTrinket,
+) -> None:
+    trinket = make_trinket(reveal="append", opening="share")  # a selection, not every tool
+    before = trinket.prepare("s", _hist(TRIP))
+    assert [s.name for s in before.specs[:2]] == ["load_tools", "call_tool"]
+    assert (
+        "fallback" not in {s.name for s in before.specs} and '["*"]' in before.specs[0].description
+    )
+    heard: list[EscapeHatch] = []
+    with escape_hatch.connected_to(lambda s, payload: heard.append(payload), sender="s"):
+        text = trinket.handle_meta("s", "load_tools", "*")
+    assert "this turn only" in text and heard[-1].kind == "fallback"
+    assert set(trinket.loaded("s")) == {s.name for s in trinket.registry.allowed()}
+    finish_turn("s", 1, ["shopping_track_order"])
+    after = trinket.prepare("s", _hist(TRIP, "next"))
+    assert list(after.loaded) == list(before.loaded) + ["shopping_track_order"]
 
 
 def test_unlisted_call_runs_and_is_then_loaded_as_escape(make_trinket: MakeTrinket) -> None:

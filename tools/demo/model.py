@@ -3,7 +3,8 @@
 A real model sees the system prefix (with the bundle menu) and the ``tools=`` list, nothing else
 of the catalog. So this model calls a scripted tool only once that tool is offered; when it is
 not, it does what the script says a model would write, ``load_tools`` with bundle names from the
-menu or a query in the user's words, and only if that still does not offer the tool, ``fallback``.
+menu or a query in the user's words, and only if that still does not offer the tool, every tool
+(``load_tools(["*"])``, or ``fallback`` where the prompt shows it).
 Every call it makes is checked against the view it was given (:func:`check_fair`), so a script
 that names a hidden tool fails loudly instead of making the product look better than it is.
 """
@@ -18,7 +19,9 @@ from typing import Any, Protocol
 LOAD_TOOLS = "load_tools"
 FALLBACK = "fallback"
 CALL_TOOL = "call_tool"
-_MENU_LINE = re.compile(r"^- ([\w.-]+) \(\d+ tools?\)", re.M)
+EVERY_TOOL = "*"
+_MENU = re.compile(r"^Tool bundles for load_tools:\n((?:- [\w.-]+: .*\n?)+)", re.M)
+_MENU_LINE = re.compile(r"^- ([\w.-]+): ", re.M)
 
 
 class ToolLike(Protocol):
@@ -55,8 +58,9 @@ class ModelCall:
 
 
 def menu_bundles(prefix: str) -> set[str]:
-    """Bundle names listed in the bundle menu of a system prefix (``- name (N tools): ...``)."""
-    return set(_MENU_LINE.findall(prefix))
+    """Bundle names listed in the bundle menu of a system prefix (``- name: ...`` lines)."""
+    menu = _MENU.search(prefix)
+    return set(_MENU_LINE.findall(menu.group(1))) if menu else set()
 
 
 def check_fair(view: ViewLike, call: ModelCall) -> ModelCall:
@@ -68,9 +72,8 @@ def check_fair(view: ViewLike, call: ModelCall) -> ModelCall:
         raise UnfairCallError(f"call_tool names {call.arguments.get('name')}, never shown")
     if call.name == LOAD_TOOLS:
         names = call.arguments.get("tools", [])
-        hidden = [
-            n for n in names if n not in offered and n not in menu_bundles(view.system_prefix)
-        ]
+        bundles = menu_bundles(view.system_prefix) | {EVERY_TOOL}
+        hidden = [n for n in names if n not in offered and n not in bundles]
         if hidden:
             raise UnfairCallError(f"load_tools names {hidden}, neither offered nor in the menu")
     return call
@@ -111,17 +114,25 @@ class ScriptedTurn:
         if name in _shown(view):
             self.calls.pop(0)
             return check_fair(view, _direct(view, name, dict(step.get("arguments", {}))))
-        return check_fair(view, self._recover(name, step.get("recover")))
+        return check_fair(view, self._recover(view, name, step.get("recover")))
 
-    def _recover(self, name: str, recover: dict[str, Any] | None) -> ModelCall:
+    def _recover(self, view: ViewLike, name: str, recover: dict[str, Any] | None) -> ModelCall:
         """Ask for the absent tool the way the script says, then fall back, then give up."""
         if recover and name not in self._tried:
             self._tried.add(name)
             call = ModelCall(LOAD_TOOLS, dict(recover))
         elif name not in self._fell_back:
             self._fell_back.add(name)
-            call = ModelCall(FALLBACK, {"reason": "No offered tool can do this."})
+            call = self._every_tool(view)
         else:
             raise UnfairCallError(f"{name} is still not offered after load_tools and fallback")
         self.recoveries.append(call)
         return call
+
+    @staticmethod
+    def _every_tool(view: ViewLike) -> ModelCall:
+        """The last resort the prompt offers: ``fallback`` where it is shown, else
+        ``load_tools(["*"])`` as the ``load_tools`` description says."""
+        if any(s.name == FALLBACK for s in view.specs):
+            return ModelCall(FALLBACK, {"reason": "No offered tool can do this."})
+        return ModelCall(LOAD_TOOLS, {"tools": [EVERY_TOOL]})
