@@ -416,6 +416,10 @@ class _Catalog:
     lexical: LexicalSearch | None = None
     spans: dict[str, list[str]] = field(default_factory=dict)
     unbuilt: bool = False
+    #: tokens each tool adds on the session's own path (a text line on the text path): what the
+    #: boundary prices, in the unit of ``eager_tokens``; ``tokens`` (native schemas) are what
+    #: the caps count
+    priced: dict[str, int] = field(default_factory=dict)
 
 
 class Planner:
@@ -455,10 +459,11 @@ class Planner:
             specs = state_once(specs, spans)
             path = self.settings.path if self.settings.path != "text" else "openai"
             tokens = tokens_per_tool(specs, path)
+            priced = tokens_per_tool(specs, self.settings.path)
             eager = self._eager(specs)
             menu = bundle_menu(self.registry.bundles())
             fixed = self._fixed(menu)
-            self._catalog = _Catalog(key, tokens, eager, menu, fixed, spans=spans)
+            self._catalog = _Catalog(key, tokens, eager, menu, fixed, spans=spans, priced=priced)
         return self._catalog
 
     def shown(self, specs: Sequence[ToolSpec]) -> list[ToolSpec]:
@@ -637,9 +642,9 @@ class Planner:
         return _Opening(held, tokens, missed, kept)
 
     def _priced(self, picks: Sequence[Candidate]) -> list[tuple[Candidate, int, float, bool]]:
-        """Each pick best first, with its tokens, its chance of being needed and whether that
-        chance pays for holding it (:func:`held_picks`)."""
-        tokens = self.catalog().tokens
+        """Each pick best first, with its tokens on the session's path, its chance of being
+        needed and whether that chance pays for holding it (:func:`held_picks`)."""
+        tokens = self.catalog().priced
         ranked = sorted(picks, key=lambda c: -(c.score or 0.0))
         top = ranked[0].score or 0.0 if ranked else 0.0
         rows = [(tokens.get(c.name, 0), needed(c.score or 0.0, top)) for c in ranked]
@@ -655,7 +660,7 @@ class Planner:
         return self.catalog().fixed
 
     def _core_tokens(self) -> int:
-        tokens = self.catalog().tokens
+        tokens = self.catalog().priced
         return sum(tokens.get(n, 0) for n in self._core())
 
     def _growth(self, state: SessionState, users: Sequence[str], fresh: int) -> list[Candidate]:

@@ -22,6 +22,7 @@ from tooltray.memory.core.session import SessionState
 from tooltray.memory.store.records import empty_snapshot
 from tooltray.tools.demo import demo_registry
 from tooltray.tools.registry import ToolRegistry
+from tooltray.tools.render import tokens_per_tool
 from tooltray.tools.spec import ToolSpec
 
 SESSION = Session(calls=6, context=2000, answer=150)
@@ -71,6 +72,18 @@ def test_the_price_profile_holds_fewer_picks_than_the_latency_one() -> None:
         opened[profile] = [c.name for c in plan.loads if c.source not in ("core", "pinned")]
     assert 0 < len(opened["price"]) < len(opened["latency"])
     assert opened["price"][0] == opened["latency"][0] == "travel_search_hotels"
+
+
+def test_the_text_path_prices_its_opening_in_text_lines() -> None:
+    """Eager on the text path is the text block, so the opening is priced in the lines it
+    adds there too: priced in native schemas (about 3.5x) the demo catalog loaded whole."""
+    registry = demo_registry()
+    planner = _planner(registry, path="text")
+    opening = planner._opening(planner._picks([TRIP], "s"))
+    held = [s for s in registry.allowed() if s.name in {c.name for c in opening.held}]
+    assert opening.tokens == sum(tokens_per_tool(held, "text").values())
+    assert opening.tokens < sum(tokens_per_tool(held, "openai").values()) / 2
+    assert planner.plan(_state(), [TRIP], initial=True).mode == "selected"
 
 
 def test_the_share_opening_keeps_its_caps() -> None:
