@@ -149,10 +149,10 @@ ESCAPE_ANSWER = 150
 #: (bfcl_multiturn 0.041, apibank 0.06, priced opening and reveals, no history) x EXPECTED_CALLS
 ESCAPES_BASE = 0.3
 #: a sentence states a task when its best tool clears this share of the message's top (BAR_RATIO)
-#: and TASK_FLOOR: the distinct best tools count a message's first-turn tools. Measured on the dev
-#: splits' first turns (task count / first-turn tools): apibank 1.03 / 1.18, bfcl_multiturn 1.84
-#: / 1.67, bfcl_small 1.73 / 1.67, metatool 1.34 / 1.28, toolbench 2.49 / 2.28, sealtools 2.97 /
-#: 2.74; the boundary picks' summed chances read 1.94 / 3.11 / 1.33 / 1.69 / 11.5 / 10.2
+#: and TASK_FLOOR: the distinct best tools count a message's first-turn tools. bench/run.py
+#: needed on the dev splits' first turns (task count / first-turn tools): apibank 1.03 / 1.18,
+#: bfcl_multiturn 1.84 / 1.67, bfcl_small 1.73 / 1.67, metatool 1.34 / 1.28, toolbench 2.49 /
+#: 2.28, sealtools 2.97 / 2.74; the picks' summed chances: 1.94 / 3.11 / 1.33 / 1.69 / 11.5 / 10.2
 TASK_RATIO = 0.5
 #: ... a floor in z: one deviation over the catalog mean (2.0 missed bfcl_small's flat scores:
 #: 1.36 tasks for 1.67 tools)
