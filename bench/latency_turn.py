@@ -66,8 +66,8 @@ class TimedPlanner(Planner):
     def _opening(self, picks: Any) -> Any:
         return self._timed(super()._opening, picks)
 
-    def _everything(self, opening: Any) -> bool:
-        return bool(self._timed(super()._everything, opening))
+    def _everything(self, opening: Any, users: Any) -> bool:
+        return bool(self._timed(super()._everything, opening, users))
 
     def _worth_revealing(self, users: Any, signals: Any, taken: Any) -> Any:
         return self._timed(super()._worth_revealing, users, signals, taken)

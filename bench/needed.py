@@ -7,6 +7,11 @@ each pick is checked against the conversation's gold: used on the first turn, or
 chance the priced opening weighs (``memory/tuning.py``: ``NEEDED_BY_Z``, ``NEEDED_BY_SHARE``) is
 the first-turn use plus ``GROWTH_MISS`` of the later use: a later need is mostly revealed by
 growth, and only the share growth misses costs an escape.
+
+A third table reads what a session needs on its first turn, per corpus (also metatool, toolbench
+and sealtools, which the priced boundary was never tuned on; 200 conversations at most each):
+the first turn's gold tools beside the message's task count (``IndexSelector.tasks``, what the
+boundary's needs count) and the boundary picks' summed chances.
 """
 
 from __future__ import annotations
@@ -25,13 +30,15 @@ from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from tooltray.memory.config import Settings  # noqa: E402
-from tooltray.memory.core.planner import Planner  # noqa: E402
+from tooltray.memory.core.planner import Planner, TaskCount  # noqa: E402
 from tooltray.memory.retrieval.selector import NoSignals, SessionSignals  # noqa: E402
 from tooltray.memory.store import Store  # noqa: E402
-from tooltray.memory.tuning import GROWTH_MISS  # noqa: E402
+from tooltray.memory.tuning import GROWTH_MISS, needed  # noqa: E402
 
 CORPORA = ("apibank", "bfcl_multiturn", "bfcl_small")
+TASK_CORPORA = (*CORPORA, "metatool", "toolbench", "sealtools")
 QUICK_CONVERSATIONS = 15
+MOST_CONVERSATIONS = 200
 Counts = dict[float, list[int]]
 
 
@@ -59,6 +66,25 @@ def _conversation(planner: Planner, conv: Conversation, by_z: Counts, by_share: 
         _count(by_share[min(int(z / top * 20), 20) / 20], pick.name, gold, set(turn.gold))
 
 
+def _first_turn(planner: Planner, conv: Conversation) -> tuple[int, int, float]:
+    """One conversation's first-turn gold tools, its message's task count and its boundary
+    picks' summed chances (each pick's ``needed`` by its z and share of the top)."""
+    turn, selector = conv.turns[0], planner.selector()
+    users = [*turn.earlier, turn.query]
+    picks = selector.boundary(users, SessionSignals(NoSignals(), conv.id))
+    top = max((c.score or 0.0 for c in picks), default=0.0)
+    chances = sum(needed(c.score or 0.0, top) for c in picks)
+    tasks = selector.tasks(users) if isinstance(selector, TaskCount) else 1
+    return len(set(turn.gold)), tasks, chances
+
+
+def _task_row(corpus: str, rows: list[tuple[int, int, float]]) -> dict[str, Any]:
+    n = len(rows)
+    means = [round(sum(r[i] for r in rows) / n, 2) for i in range(3)]
+    keys = ("corpus", "first_turn_tools", "tasks", "chances")
+    return dict(zip(keys, [corpus, *means], strict=True))
+
+
 def _rows(counts: Counts) -> list[dict[str, Any]]:
     out = []
     for floor in sorted(counts):
@@ -69,25 +95,43 @@ def _rows(counts: Counts) -> list[dict[str, Any]]:
     return out
 
 
+def _sample(convs: list[Conversation], quick: bool) -> list[Conversation]:
+    """The first 15 if quick, else every n-th of at most :data:`MOST_CONVERSATIONS`."""
+    if quick:
+        return convs[:QUICK_CONVERSATIONS]
+    return convs[:: max(1, len(convs) // MOST_CONVERSATIONS)][:MOST_CONVERSATIONS]
+
+
+def _corpus(
+    data: Path, corpus: str, store: Store, quick: bool, buckets: list[Counts] | None
+) -> dict[str, Any]:
+    """One corpus's first-turn row; its picks go into ``buckets`` (by z, by share) if given."""
+    registry, names = load_registry(data, corpus)
+    convs = _sample(load_conversations(data, corpus, names), quick)
+    regs, planners, rows = registries(corpus, registry, convs), {}, []
+    for conv in convs:
+        reg = regs[conv.id]
+        planner = planners.setdefault(id(reg), Planner(reg, Settings(), store))
+        rows.append(_first_turn(planner, conv))
+        if buckets is not None:
+            _conversation(planner, conv, *buckets)
+    return _task_row(corpus, rows)
+
+
 def measure(data: Path, corpora: Iterable[str], quick: bool) -> dict[str, Any]:
-    """Both bucket tables over ``corpora``'s dev conversations (the first 15 each if quick)."""
-    by_z, by_share = _buckets(), _buckets()
+    """Both bucket tables over ``corpora``'s dev conversations, and the first-turn table over
+    those of :data:`TASK_CORPORA` found under ``data`` too."""
+    buckets, wanted = [_buckets(), _buckets()], set(corpora)
     store = Store(f"sqlite:///{tempfile.mkdtemp()}/needed.db")
-    for corpus in corpora:
-        registry, names = load_registry(data, corpus)
-        convs = load_conversations(data, corpus, names)[: QUICK_CONVERSATIONS if quick else None]
-        planners: dict[int, Planner] = {}
-        for conv in convs:
-            reg = registries(corpus, registry, convs)[conv.id]
-            planner = planners.setdefault(id(reg), Planner(reg, Settings(), store))
-            _conversation(planner, conv, by_z, by_share)
+    found = [c for c in TASK_CORPORA if c in wanted or (data / c).is_dir()]
+    tasks = [_corpus(data, c, store, quick, buckets if c in wanted else None) for c in found]
     store.close()
-    return {"by_z": _rows(by_z), "by_share": _rows(by_share)}
+    return {"by_z": _rows(buckets[0]), "by_share": _rows(buckets[1]), "first_turn": tasks}
 
 
 def _table(title: str, rows: list[dict[str, Any]]) -> Table:
     table = Table(title=title)
-    for col in ("from", "picks", "used", "first_turn", "chance"):
+    for col in rows[0] if rows else ():
         table.add_column(col, justify="right")
     for r in rows:
         table.add_row(*(f"{r[c]:.3f}" if isinstance(r[c], float) else str(r[c]) for c in r))
@@ -100,4 +144,7 @@ def run(data_dir: Path, out_dir: Path, *, quick: bool = False) -> dict[str, Any]
     console = Console(width=120)
     console.print(_table("chance a boundary pick is needed, by fused z", result["by_z"]))
     console.print(_table("... by its share of the top score", result["by_share"]))
+    console.print(
+        _table("a first turn's tools, its task count, its picks' chances", result["first_turn"])
+    )
     return result

@@ -148,12 +148,21 @@ ESCAPE_ANSWER = 150
 #: escapes a selected session makes beyond its left-out picks' chances: about 0.05 a model call
 #: (bfcl_multiturn 0.041, apibank 0.06, priced opening and reveals, no history) x EXPECTED_CALLS
 ESCAPES_BASE = 0.3
-#: the chance mass a session spreads over the catalog (first-turn tools + GROWTH_MISS x later
-#: ones; bfcl_multiturn dev 2.77, apibank 1.36): what the opening does not hold of it escapes.
-#: 2.0 predicts the mean escapes of all three dev corpora within 0.2 (bfcl_small 0.81 vs 0.98);
-#: more loads small catalogs whole more often (cheaper there, dearer on apibank's text path)
-SESSION_NEEDS = 2.0
-#: past sessions' mean needs count in like this many sessions of SESSION_NEEDS (a prior):
+#: a sentence states a task when its best tool clears this share of the message's top (BAR_RATIO)
+#: and TASK_FLOOR: the distinct best tools count a message's first-turn tools. bench/run.py
+#: needed on the dev splits' first turns (task count / first-turn tools): apibank 1.03 / 1.18,
+#: bfcl_multiturn 1.84 / 1.67, bfcl_small 1.73 / 1.67, metatool 1.34 / 1.28, toolbench 2.49 /
+#: 2.28, sealtools 2.97 / 2.74; the picks' summed chances: 1.94 / 3.11 / 1.33 / 1.69 / 11.5 / 10.2
+TASK_RATIO = 0.5
+#: ... a floor in z: one deviation over the catalog mean (2.0 missed bfcl_small's flat scores:
+#: 1.36 tasks for 1.67 tools)
+TASK_FLOOR = 1.0
+#: the needs a session's later turns add that growth misses (GROWTH_MISS x their new tools),
+#: before history says otherwise: the dev multi-turn mean, 0.3 x (apibank 0.62 and
+#: bfcl_multiturn 3.65 later tools over 268 sessions) = 0.6. A session's needs are its message's
+#: tasks plus this (SESSION_NEEDS 2.0 was both at once: it loaded apibank's text path whole)
+LATER_NEEDS = 0.6
+#: past sessions' mean later needs count in like this many sessions of LATER_NEEDS (a prior):
 #: a handful of sessions already moves the estimate, one odd session does not
 NEEDS_PRIOR_SESSIONS = 5
 

@@ -79,8 +79,8 @@ from tooltray.memory.tuning import (
     ESCAPES_BASE,
     EXPECTED_CALLS,
     GROWTH_MISS,
+    LATER_NEEDS,
     NEEDS_PRIOR_SESSIONS,
-    SESSION_NEEDS,
     needed,
 )
 from tooltray.tools.errors import TooltrayError
@@ -145,6 +145,13 @@ class Lessons(Protocol):
     def vector_of(self, text: str) -> tuple[str, Any] | None:
         """``(embedder id, query vector)`` of one message (``None``: no embedder)."""
         ...
+
+
+@runtime_checkable
+class TaskCount(Protocol):
+    """Optional: how many tasks the conversation's latest message states (a session's needs)."""
+
+    def tasks(self, users: Sequence[str]) -> int: ...
 
 
 @runtime_checkable
@@ -416,6 +423,10 @@ class _Catalog:
     lexical: LexicalSearch | None = None
     spans: dict[str, list[str]] = field(default_factory=dict)
     unbuilt: bool = False
+    #: tokens each tool adds on the session's own path (a text line on the text path): what the
+    #: boundary prices, in the unit of ``eager_tokens``; ``tokens`` (native schemas) are what
+    #: the caps count
+    priced: dict[str, int] = field(default_factory=dict)
 
 
 class Planner:
@@ -455,10 +466,11 @@ class Planner:
             specs = state_once(specs, spans)
             path = self.settings.path if self.settings.path != "text" else "openai"
             tokens = tokens_per_tool(specs, path)
+            priced = tokens_per_tool(specs, self.settings.path)
             eager = self._eager(specs)
             menu = bundle_menu(self.registry.bundles())
             fixed = self._fixed(menu)
-            self._catalog = _Catalog(key, tokens, eager, menu, fixed, spans=spans)
+            self._catalog = _Catalog(key, tokens, eager, menu, fixed, spans=spans, priced=priced)
         return self._catalog
 
     def shown(self, specs: Sequence[ToolSpec]) -> list[ToolSpec]:
@@ -580,7 +592,7 @@ class Planner:
         fits = initial and self._fits()
         picks = self._picks(users, state.session_id) if initial and not fits else []
         opening = self._opening(picks)
-        if initial and (fits or self._everything(opening)):
+        if initial and (fits or self._everything(opening, users)):
             names = [s.name for s in self.registry.allowed()]
             return Plan(MODE_ALL, [Candidate(n, "all") for n in names if not state.is_loaded(n)])
         if state.selection_mode == MODE_ALL and not initial:
@@ -603,25 +615,34 @@ class Planner:
             return self.all_fit()
         return self.eager_tokens() <= self.fixed_tokens()
 
-    def _everything(self, opening: _Opening) -> bool:
+    def _everything(self, opening: _Opening, users: Sequence[str]) -> bool:
         """The boundary's one priced decision: every tool, or the selection: its fixed part,
         CORE and the priced opening, plus the escapes it is expected to make (the left-out
-        picks' chances over a floor, or what the opening holds short of a session's needs,
+        picks' chances over a floor, or what the opening holds short of the session's needs,
         whichever is more). ``opening = "share"`` keeps the activation-share rule."""
         if self.settings.opening == "share":
             return False
         held = self.fixed_tokens() + self._core_tokens() + opening.tokens
-        misses = max(ESCAPES_BASE + opening.missed, self._needs() - opening.kept)
+        misses = max(ESCAPES_BASE + opening.missed, self._needs(users) - opening.kept)
         return eager_wins(self.eager_tokens(), held, misses, self.profile(), EXPECTED)
 
-    def _needs(self) -> float:
-        """The chance mass a session spreads over the catalog: :data:`SESSION_NEEDS`, moved
-        towards what past sessions spread when the signals learned it (:class:`SessionNeeds`)."""
+    def _needs(self, users: Sequence[str]) -> float:
+        """The chance mass a session spreads over the catalog: a tool for each task its message
+        states (the first turn's), plus what its later turns add that growth misses
+        (:meth:`_later`). A selector that cannot count tasks is taken to state one."""
+        selector = self.selector()
+        tasks = selector.tasks(users) if isinstance(selector, TaskCount) else 1
+        return max(tasks, 1) + self._later()
+
+    def _later(self) -> float:
+        """:data:`LATER_NEEDS`, moved towards what past sessions' later turns added (their needs
+        less their first turns' tools) when the signals learned it (:class:`SessionNeeds`)."""
         if not isinstance(self.signals, SessionNeeds):
-            return SESSION_NEEDS
+            return LATER_NEEDS
         mean, n = self.signals.session_needs(GROWTH_MISS)
+        first, _ = self.signals.session_needs(0.0)
         prior = NEEDS_PRIOR_SESSIONS
-        return (SESSION_NEEDS * prior + mean * n) / (prior + n)
+        return (LATER_NEEDS * prior + (mean - first) * n) / (prior + n)
 
     def _opening(self, picks: Sequence[Candidate]) -> _Opening:
         """The picks a boundary puts in the prefix: each one worth holding (``opening =
@@ -637,9 +658,9 @@ class Planner:
         return _Opening(held, tokens, missed, kept)
 
     def _priced(self, picks: Sequence[Candidate]) -> list[tuple[Candidate, int, float, bool]]:
-        """Each pick best first, with its tokens, its chance of being needed and whether that
-        chance pays for holding it (:func:`held_picks`)."""
-        tokens = self.catalog().tokens
+        """Each pick best first, with its tokens on the session's path, its chance of being
+        needed and whether that chance pays for holding it (:func:`held_picks`)."""
+        tokens = self.catalog().priced
         ranked = sorted(picks, key=lambda c: -(c.score or 0.0))
         top = ranked[0].score or 0.0 if ranked else 0.0
         rows = [(tokens.get(c.name, 0), needed(c.score or 0.0, top)) for c in ranked]
@@ -655,7 +676,7 @@ class Planner:
         return self.catalog().fixed
 
     def _core_tokens(self) -> int:
-        tokens = self.catalog().tokens
+        tokens = self.catalog().priced
         return sum(tokens.get(n, 0) for n in self._core())
 
     def _growth(self, state: SessionState, users: Sequence[str], fresh: int) -> list[Candidate]:

@@ -172,7 +172,7 @@ class StoreSignals:
         self._rows = RequestMatrix()
         self._lock = threading.Lock()
         self._last: tuple[Any, NDArray[np.float32]] | None = None
-        self._needs: tuple[tuple[int, float], tuple[float, int]] | None = None
+        self._needs: dict[float, tuple[int, tuple[float, int]]] = {}  # growth_miss -> version
 
     def companions(self, tools: Sequence[str]) -> dict[str, float]:
         """Learned companions of ``tools``: max over the given tools of P(mate | tool), shrunk."""
@@ -258,17 +258,20 @@ class StoreSignals:
 
     def session_needs(self, growth_miss: float) -> tuple[float, int]:
         """Past sessions' mean first-turn tools plus ``growth_miss`` of their later new ones
-        (recomputed only when the rows changed); ``(0.0, 0)`` when nothing can be read."""
+        (recomputed only when the rows changed; a boundary asks for two shares, its needs and
+        their first turns); ``(0.0, 0)`` when nothing can be read."""
         try:
             self.refresh()
         except Exception as exc:  # noqa: BLE001 - hints must never cost the turn
             log.debug("tooltray: past sessions unavailable: %s", exc)
             return 0.0, 0
         with self._lock:
-            key = (self._rows.version, growth_miss)
-            if self._needs is None or self._needs[0] != key:
-                self._needs = (key, _needs(self._rows.by_session(), growth_miss))
-            return self._needs[1]
+            version = self._rows.version
+            cached = self._needs.get(growth_miss)
+            if cached is None or cached[0] != version:
+                cached = (version, _needs(self._rows.by_session(), growth_miss))
+                self._needs[growth_miss] = cached
+            return cached[1]
 
     def refresh(self) -> int:
         """Load rows learned since the last call (any process); return the newest id stored."""

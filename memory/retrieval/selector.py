@@ -85,6 +85,8 @@ from tooltray.memory.tuning import (
     NOW_VOTE_MIN,
     PAST_WEIGHT,
     SEARCH_K,
+    TASK_FLOOR,
+    TASK_RATIO,
     VOTE_MIN,
 )
 from tooltray.tools.errors import EmbedderError, TooltrayError
@@ -215,6 +217,21 @@ def combine(messages: Sequence[MessageScores], votes: Row | None = None) -> Row:
     if votes is not None and np.any(votes > 0):
         out = out + PAST_WEIGHT * zscores(votes)
     return out
+
+
+def task_count(sentences: NDArray[np.float64], final: Row) -> int:
+    """How many tasks a message states: the distinct best tools of its sentences (of the whole
+    conversation score for a one-sentence message) that clear ``TASK_RATIO`` x its top and
+    ``TASK_FLOOR``; at least one.
+
+    Each task is a tool the first turn uses, and unlike the picks' summed chances (calibrated
+    on catalogs of 18-130 tools) the count does not grow with the catalog: on the six dev
+    corpora it reads a first turn's tools within 0.25 (``memory/tuning.py``).
+    """
+    rows = sentences if len(sentences) else final[None, :]
+    line = max(TASK_FLOOR, TASK_RATIO * MessageScores(final).top)
+    best = {int(np.argmax(row)) for row in rows if float(np.max(row)) >= line}
+    return max(len(best), 1)
 
 
 def earlier_tasks(messages: Sequence[MessageScores]) -> Row:
@@ -502,6 +519,15 @@ class IndexSelector:
         except EmbedderError:
             return recent[-1]
         return next((t for t, task in zip(recent, flags, strict=True) if task), recent[-1])
+
+    def tasks(self, users: Sequence[str]) -> int:
+        """How many tasks the latest user message states (:func:`task_count`; 0 without one);
+        the boundary scored these messages already, so this reads cached scores."""
+        texts = [u for u in users if u and u.strip()][-MAX_MESSAGES:]
+        if not texts:
+            return 0
+        parts = [self._message(t) for t in texts]
+        return task_count(parts[-1][1].sentences, combine([p[0] for p in parts]))
 
     def boundary(self, users: Sequence[str], signals: SelectionSignals) -> list[Candidate]:
         """What to load at a session boundary from the whole conversation.

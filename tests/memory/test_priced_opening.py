@@ -22,6 +22,7 @@ from tooltray.memory.core.session import SessionState
 from tooltray.memory.store.records import empty_snapshot
 from tooltray.tools.demo import demo_registry
 from tooltray.tools.registry import ToolRegistry
+from tooltray.tools.render import tokens_per_tool
 from tooltray.tools.spec import ToolSpec
 
 SESSION = Session(calls=6, context=2000, answer=150)
@@ -71,6 +72,18 @@ def test_the_price_profile_holds_fewer_picks_than_the_latency_one() -> None:
         opened[profile] = [c.name for c in plan.loads if c.source not in ("core", "pinned")]
     assert 0 < len(opened["price"]) < len(opened["latency"])
     assert opened["price"][0] == opened["latency"][0] == "travel_search_hotels"
+
+
+def test_the_text_path_prices_its_opening_in_text_lines() -> None:
+    """Eager on the text path is the text block, so the opening is priced in the lines it
+    adds there too: priced in native schemas (about 3.5x) the demo catalog loaded whole."""
+    registry = demo_registry()
+    planner = _planner(registry, path="text")
+    opening = planner._opening(planner._picks([TRIP], "s"))
+    held = [s for s in registry.allowed() if s.name in {c.name for c in opening.held}]
+    assert opening.tokens == sum(tokens_per_tool(held, "text").values())
+    assert opening.tokens < sum(tokens_per_tool(held, "openai").values()) / 2
+    assert planner.plan(_state(), [TRIP], initial=True).mode == "selected"
 
 
 def test_the_share_opening_keeps_its_caps() -> None:
@@ -130,10 +143,11 @@ def test_a_small_catalog_loads_whole_when_its_opening_holds_little_of_a_session(
 
 
 class _Past:
-    """Signals that learned only how much past sessions spread (no companions, no votes)."""
+    """Signals that learned only what past sessions used: ``first`` tools on their first turn
+    and ``later`` new ones after it (no companions, no votes)."""
 
-    def __init__(self, mean: float, sessions: int) -> None:
-        self.answer = (mean, sessions)
+    def __init__(self, first: float, later: float, sessions: int) -> None:
+        self.first, self.later, self.sessions = first, later, sessions
 
     def companions(self, tools: object) -> dict[str, float]:
         return {}
@@ -142,16 +156,45 @@ class _Past:
         return {}
 
     def session_needs(self, growth_miss: float) -> tuple[float, int]:
-        return self.answer
+        return self.first + growth_miss * self.later, self.sessions
 
 
-def test_history_moves_a_session_s_needs_from_the_prior() -> None:
-    """Sessions that used one tool each keep the small catalog selected; sessions that spread
-    over many keep it whole; without history the prior decides (loads whole, as above)."""
+def test_history_moves_a_session_s_later_needs_from_the_prior() -> None:
+    """Sessions that ended after their first turn keep the small catalog selected; sessions
+    whose later turns spread over many tools keep it whole; without history the prior decides
+    (loads whole, as above). The message's own task count stays in either case."""
     settings = Settings(context_window=8192)
-    narrow = Planner(_shell(), settings, signals=_Past(0.8, 200))
-    wide = Planner(_shell(), settings, signals=_Past(3.5, 200))
-    assert narrow._needs() == pytest.approx((2.0 * 5 + 0.8 * 200) / 205)
+    narrow = Planner(_shell(), settings, signals=_Past(2.0, 0.0, 200))
+    wide = Planner(_shell(), settings, signals=_Past(1.0, 10.0, 200))
+    assert narrow._later() == pytest.approx(0.6 * 5 / 205)
+    assert narrow._needs([MOVE]) == pytest.approx(1 + 0.6 * 5 / 205)
     assert narrow.plan(_state(), [MOVE], initial=True).mode == "selected"
     assert wide.plan(_state(), [MOVE], initial=True).mode == "all"
-    assert Planner(_shell(), settings, signals=_Past(0.8, 0))._needs() == 2.0
+    assert Planner(_shell(), settings, signals=_Past(2.0, 0.0, 0))._later() == 0.6
+
+
+def _trips() -> ToolRegistry:
+    """The demo catalog's travel, weather and calendar bundles: 24 tools, 3,500 schema tokens."""
+    demo, kept = demo_registry(), ("travel", "weather", "calendar")
+    info = demo.catalog.bundle_info()
+    tools = [s for s in demo.allowed() if s.bundle in kept]
+    return ToolRegistry(tools, bundles=[b for name, b in info.items() if name in kept])
+
+
+ONE_TASK = "What will the weather be in Lisbon tomorrow?"
+THREE_TASKS = (
+    "Find me flights from Boston to Lisbon on Nov 10. Book a hotel there under 180 a night. "
+    "What will the weather be in Lisbon that week?"
+)
+
+
+@pytest.mark.parametrize("path", ["openai", "text"])
+def test_a_session_s_needs_count_the_tasks_its_message_states(path: str) -> None:
+    """One question needs about one tool, which the opening holds: the 24 tools stay selected.
+    Three requests need three, more than the opening holds, and the same catalog loads whole
+    (a flat two needs kept both selected natively and loaded both whole on the text path)."""
+    planner = _planner(_trips(), path=path)
+    assert planner._needs([ONE_TASK]) == pytest.approx(1 + 0.6)
+    assert planner._needs([THREE_TASKS]) == pytest.approx(3 + 0.6)
+    assert planner.plan(_state(), [ONE_TASK], initial=True).mode == "selected"
+    assert planner.plan(_state(), [THREE_TASKS], initial=True).mode == "all"
