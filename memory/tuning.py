@@ -158,10 +158,13 @@ TASK_RATIO = 0.5
 #: 1.36 tasks for 1.67 tools)
 TASK_FLOOR = 1.0
 #: the needs a session's later turns add that growth misses (GROWTH_MISS x their new tools),
-#: before history says otherwise: the dev multi-turn mean, 0.3 x (apibank 0.62 and
-#: bfcl_multiturn 3.65 later tools over 268 sessions) = 0.6. A session's needs are its message's
-#: tasks plus this (SESSION_NEEDS 2.0 was both at once: it loaded apibank's text path whole)
-LATER_NEEDS = 0.6
+#: before history says otherwise: the dev multi-turn mean is 0.6 (0.3 x (apibank 0.62 and
+#: bfcl_multiturn 3.65 later tools over 268 sessions)), set above it because the errors cost
+#: unequally: too low costs escapes (a round trip each), too high loads a catalog whole only
+#: where that is cheap. 0.6 -> 0.8, no history (session): bfcl_small native first-pass 0.943 ->
+#: 0.968 at latency 0.821 -> 0.810; apibank / bfcl_multiturn text latency +0.004 / +0.008.
+#: A session's needs are its message's tasks plus this (SESSION_NEEDS 2.0 was both at once)
+LATER_NEEDS = 0.8
 #: past sessions' mean later needs count in like this many sessions of LATER_NEEDS (a prior):
 #: a handful of sessions already moves the estimate, one odd session does not
 NEEDS_PRIOR_SESSIONS = 5

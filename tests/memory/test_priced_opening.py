@@ -20,6 +20,7 @@ from tooltray.memory.core.planner import (
 )
 from tooltray.memory.core.session import SessionState
 from tooltray.memory.store.records import empty_snapshot
+from tooltray.memory.tuning import LATER_NEEDS
 from tooltray.tools.demo import demo_registry
 from tooltray.tools.registry import ToolRegistry
 from tooltray.tools.render import tokens_per_tool
@@ -166,11 +167,11 @@ def test_history_moves_a_session_s_later_needs_from_the_prior() -> None:
     settings = Settings(context_window=8192)
     narrow = Planner(_shell(), settings, signals=_Past(2.0, 0.0, 200))
     wide = Planner(_shell(), settings, signals=_Past(1.0, 10.0, 200))
-    assert narrow._later() == pytest.approx(0.6 * 5 / 205)
-    assert narrow._needs([MOVE]) == pytest.approx(1 + 0.6 * 5 / 205)
+    assert narrow._later() == pytest.approx(LATER_NEEDS * 5 / 205)
+    assert narrow._needs([MOVE]) == pytest.approx(1 + LATER_NEEDS * 5 / 205)
     assert narrow.plan(_state(), [MOVE], initial=True).mode == "selected"
     assert wide.plan(_state(), [MOVE], initial=True).mode == "all"
-    assert Planner(_shell(), settings, signals=_Past(2.0, 0.0, 0))._later() == 0.6
+    assert Planner(_shell(), settings, signals=_Past(2.0, 0.0, 0))._later() == LATER_NEEDS
 
 
 def _trips() -> ToolRegistry:
@@ -194,7 +195,7 @@ def test_a_session_s_needs_count_the_tasks_its_message_states(path: str) -> None
     Three requests need three, more than the opening holds, and the same catalog loads whole
     (a flat two needs kept both selected natively and loaded both whole on the text path)."""
     planner = _planner(_trips(), path=path)
-    assert planner._needs([ONE_TASK]) == pytest.approx(1 + 0.6)
-    assert planner._needs([THREE_TASKS]) == pytest.approx(3 + 0.6)
+    assert planner._needs([ONE_TASK]) == pytest.approx(1 + LATER_NEEDS)
+    assert planner._needs([THREE_TASKS]) == pytest.approx(3 + LATER_NEEDS)
     assert planner.plan(_state(), [ONE_TASK], initial=True).mode == "selected"
     assert planner.plan(_state(), [THREE_TASKS], initial=True).mode == "all"
