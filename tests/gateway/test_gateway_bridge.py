@@ -18,7 +18,7 @@ from gateway_helpers import Client, http_client, http_gateway, servers, stdio_ga
 
 from tooltray.memory.metatools.meta_tools import shown_meta_specs
 
-SHOWN = [s.name for s in shown_meta_specs("append")]  # load_tools, fallback, call_tool
+SHOWN = [s.name for s in shown_meta_specs("append")]  # load_tools, call_tool
 TOKYO = {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"}
 
 
@@ -64,6 +64,11 @@ def test_bridge_keeps_tools_list_fixed_and_call_tool_reaches_the_upstream(
 
             unloaded = await bridge(gw, "unload_tools", {"tools": ["convert_time"]})  # not listed
             assert not unloaded.is_error and "convert_time" in text(unloaded)
+            assert await listing(gw) == before and gw.list_changed() == seen
+
+            every = await gw.call("load_tools", tools=["*"])  # the fallback, not a listed tool
+            assert not every.is_error and "this turn only" in text(every)
+            assert "convert_time(" in text(every) and "get_current_time" not in text(every)
             assert await listing(gw) == before and gw.list_changed() == seen
 
     anyio.run(scenario)
