@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -172,7 +173,7 @@ class StoreSignals:
         self._rows = RequestMatrix()
         self._lock = threading.Lock()
         self._last: tuple[Any, NDArray[np.float32]] | None = None
-        self._needs: dict[float, tuple[int, tuple[float, int]]] = {}  # growth_miss -> version
+        self._needs: tuple[int, _Needs] | None = None  # (rows version, what they spread)
 
     def companions(self, tools: Sequence[str]) -> dict[str, float]:
         """Learned companions of ``tools``: max over the given tools of P(mate | tool), shrunk."""
@@ -258,8 +259,9 @@ class StoreSignals:
 
     def session_needs(self, growth_miss: float) -> tuple[float, int]:
         """Past sessions' mean first-turn tools plus ``growth_miss`` of their later new ones
-        (recomputed only when the rows changed; a boundary asks for two shares, its needs and
-        their first turns); ``(0.0, 0)`` when nothing can be read."""
+        (both means recomputed only when the rows changed, so a boundary asking for two shares,
+        its needs and their first turns, walks the sessions once); ``(0.0, 0)`` when nothing
+        can be read."""
         try:
             self.refresh()
         except Exception as exc:  # noqa: BLE001 - hints must never cost the turn
@@ -267,11 +269,10 @@ class StoreSignals:
             return 0.0, 0
         with self._lock:
             version = self._rows.version
-            cached = self._needs.get(growth_miss)
-            if cached is None or cached[0] != version:
-                cached = (version, _needs(self._rows.by_session(), growth_miss))
-                self._needs[growth_miss] = cached
-            return cached[1]
+            if self._needs is None or self._needs[0] != version:
+                self._needs = (version, _needs(self._rows.by_session()))
+            needs = self._needs[1]
+            return needs.first + growth_miss * needs.later, needs.sessions
 
     def refresh(self) -> int:
         """Load rows learned since the last call (any process); return the newest id stored."""
@@ -292,16 +293,26 @@ class StoreSignals:
             self._rows.append([r.id for r in rows], block, tools, sessions)
 
 
-def _needs(sessions: Sequence[list[list[str]]], growth_miss: float) -> tuple[float, int]:
-    """The mean of ``first + growth_miss * later`` over sessions (their rows in id order)."""
+@dataclass(frozen=True)
+class _Needs:
+    """What past sessions spread: mean first-turn tools, mean later new ones, how many."""
+
+    first: float
+    later: float
+    sessions: int
+
+
+def _needs(sessions: Sequence[list[list[str]]]) -> _Needs:
+    """Both means over sessions (their rows in id order)."""
     if not sessions:
-        return 0.0, 0
-    total = 0.0
+        return _Needs(0.0, 0.0, 0)
+    first_total, later_total = 0, 0
     for rows in sessions:
         first = set(rows[0])
-        later = {t for row in rows[1:] for t in row} - first
-        total += len(first) + growth_miss * len(later)
-    return total / len(sessions), len(sessions)
+        first_total += len(first)
+        later_total += len({t for row in rows[1:] for t in row} - first)
+    n = len(sessions)
+    return _Needs(first_total / n, later_total / n, n)
 
 
 def _weights(n: int, given: Sequence[float] | None) -> NDArray[np.float32]:
