@@ -7,10 +7,10 @@ retriever that sees one clear match outweighs one that sees nothing in particula
 weight. Over a handful of tools the spread says little, so catalogs under :data:`SMALL_CATALOG`
 pool it with a prior. A request is scored whole and sentence by sentence (BM25 is a sum over terms,
 so the whole comes free), because a request that chains several tasks is matched task by task.
-The query follows the newest message (``adaptive``): earlier ones mostly ask for tools already
-loaded. Ties break deterministically (score, priority, tags named in the query, catalog order).
-The measurements behind each choice are in ``bench/README.md`` ("Design measurements behind the
-retrieval constants", "Tuned values").
+The query is the newest message (``adaptive`` lends a short follow-up the previous one's context),
+since earlier ones mostly ask for tools already loaded. Ties break deterministically (score,
+priority, tags named in the query, catalog order). The measurements behind each choice are in
+``bench/README.md`` ("Design measurements behind the retrieval constants", "Tuned values").
 """
 
 from __future__ import annotations
