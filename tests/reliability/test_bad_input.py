@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import sys
-import textwrap
-import time
+from collections import Counter
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,8 @@ import reliability_support as rs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tooltray.memory.agent.calls import CallRunner
+from tooltray.memory.agent import calls as agent_calls
+from tooltray.memory.agent.calls import CallRunner, schema_problems
 from tooltray.memory.config import Settings
 from tooltray.memory.core.trinket import ToolLoaderTrinket
 from tooltray.memory.metatools.meta_tools import META_TOOL_NAMES
@@ -291,19 +291,36 @@ def test_errors_do_not_echo_huge_names_back() -> None:
     assert len(str(info.value)) < 2_000, len(str(info.value))
 
 
-def test_a_name_of_many_prefixes_is_answered_quickly() -> None:
-    """``a__a__...`` (100,000 characters) once took quadratic time to strip prefix by prefix."""
-    name = "a__" * 33_334
+def test_a_name_of_many_prefixes_is_answered_in_linear_work() -> None:
+    """``a__a__...`` (100,000 characters) once took quadratic time to strip prefix by prefix:
+    one split and join of the whole name per part. Counted, not timed (the time is in
+    ``bench/bounds.py``): resolving it splits names a bounded number of times, not once a part."""
+    parts = 33_334
     with Store("sqlite://") as store:
         trinket = ToolLoaderTrinket(demo_registry(), store, settings=Settings(db="sqlite://"))
         try:
-            started = time.monotonic()
-            call = CallRunner(trinket, native=True).run("prefixes", 1, 0, name, "{}")
-            took = time.monotonic() - started
+            with counting_c_calls() as calls:
+                call = CallRunner(trinket, native=True).run("prefixes", 1, 0, "a__" * parts, "{}")
         finally:
             trinket.close()
     assert call.status == "unknown" and len(call.result) < 2_000
-    assert took < 2, f"resolving a 100,000-character name took {took:.1f} s"
+    assert calls["str.split"] < parts // 10, f"{calls['str.split']} splits for {parts} parts"
+
+
+@contextmanager
+def counting_c_calls() -> Iterator[Counter[str]]:
+    """Count the built-in functions this thread calls, by qualified name (e.g. ``str.split``)."""
+    calls: Counter[str] = Counter()
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        if event == "c_call":
+            calls[getattr(arg, "__qualname__", "?")] += 1
+
+    sys.setprofile(profile)
+    try:
+        yield calls
+    finally:
+        sys.setprofile(None)
 
 
 @pytest.mark.parametrize(
@@ -371,34 +388,54 @@ def test_schema_values_json_cannot_carry_are_refused(value: Any, said: str) -> N
     assert "parameters.properties.p.default" in str(info.value)
 
 
-PATTERN_PROBE = textwrap.dedent(
-    """
-    import json
-    from tooltray.memory.agent.calls import schema_problems
-    from tooltray.tools.importers.openai import from_openai
-    spec = from_openai({"name": "t", "description": "d", "parameters": {"type": "object",
-        "properties": {"p": {"type": "string", "pattern": "(a+)+$"},
-                       "q": {"type": "object", "patternProperties": {"(a|aa)+$": {"type": "null"}}},
-                       "r": {"type": "object", "propertyNames": {"pattern": "(a|a)*$"}}}}})
-    bad = "a" * 40 + "!"
-    for key, value in (("p", bad), ("q", {bad: 1}), ("r", {bad: 1})):
-        print(json.dumps(schema_problems(spec, {key: value})))
-    """
-)
+HOSTILE = {
+    "type": "object",
+    "properties": {
+        "p": {"type": "string", "pattern": "(a+)+$"},
+        "q": {"type": "object", "patternProperties": {"(a|aa)+$": {"type": "null"}}},
+        "r": {"type": "object", "propertyNames": {"pattern": "(a|a)*$"}},
+    },
+}
+BAD = "a" * 64 + "!"  # 2**64 ways to fail (a|a)*$, about 1.7e13 for (a|aa)+$: no engine finishes
+OVER_BUDGET = "could not be checked against the tool's pattern"
 
 
-def test_a_hostile_pattern_cannot_hang_argument_checking() -> None:
+@pytest.fixture
+def hostile(monkeypatch: pytest.MonkeyPatch) -> Iterator[ToolSpec]:
+    """A tool with catastrophic patterns, and a small budget (the check's outcome is the same)."""
+    monkeypatch.setattr(agent_calls, "PATTERN_SECONDS", 0.05)
+    yield from_openai({"name": "t", "description": "d", "parameters": HOSTILE})
+
+
+def test_a_hostile_pattern_cannot_hang_argument_checking(hostile: ToolSpec) -> None:
     """A tool schema (say from an MCP server) with a catastrophic regex must not let one model
-    argument stall the turn: checking 41 characters may not take more than a few seconds, in
-    ``pattern``, ``patternProperties`` and ``propertyNames`` alike."""
-    try:
-        out = subprocess.run(
-            [sys.executable, "-c", PATTERN_PROBE], timeout=5, check=True, capture_output=True
-        )
-    except subprocess.TimeoutExpired:
-        pytest.fail("argument checking against pattern '(a+)+$' ran for over 5 s (ReDoS)")
-    found = [json.loads(line) for line in out.stdout.decode().splitlines()]
-    assert len(found) == 3 and all(found), "a value not shown to match must be refused"
+    argument stall the turn: the check gives up at the call's budget and refuses the value, in
+    ``pattern``, ``patternProperties`` and ``propertyNames`` alike. The backtracking cannot end
+    in any budget, so the outcome does not depend on the machine (the times: bench/bounds.py)."""
+    values = {"p": BAD, "q": {BAD: 1}, "r": {BAD: 1}}
+    found = {key: schema_problems(hostile, {key: value}) for key, value in values.items()}
+    assert all(len(problems) == 1 for problems in found.values()), found
+    assert "(a+)+$" in found["p"][0]  # refused: regex sees (a+)+$ cannot match, or gives up
+    assert OVER_BUDGET in found["q"][0] and "(a|aa)+$" in found["q"][0], found
+    assert OVER_BUDGET in found["r"][0] and "(a|a)*$" in found["r"][0], found
+
+
+def test_hostile_patterns_in_one_call_share_one_budget(
+    hostile: ToolSpec, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two hostile patterns in one call: the second is refused without running, so a call costs
+    at most one budget however many patterns its schema has."""
+    searches: list[str] = []
+    search = agent_calls.regex.search
+
+    def counted(pattern: Any, *args: Any, **kwargs: Any) -> Any:
+        searches.append(pattern)
+        return search(pattern, *args, **kwargs)
+
+    monkeypatch.setattr(agent_calls.regex, "search", counted)
+    problems = schema_problems(hostile, {"q": {BAD: 1}, "r": {BAD: 1}})
+    assert len(problems) == 2 and all(OVER_BUDGET in p for p in problems), problems
+    assert len(searches) == 1, searches
 
 
 # ----- descriptions -----------------------------------------------------------------------------

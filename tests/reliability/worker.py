@@ -118,8 +118,8 @@ class Runner:
 
 
 def build(args: argparse.Namespace, stats: Stats) -> tuple[ToolLoaderTrinket, AckStore]:
-    store = AckStore(args.db)
     settings = Settings(db=args.db, **json.loads(args.settings))
+    store = AckStore(args.db, wait=settings.store_wait)
     return ToolLoaderTrinket(demo_registry(), store, settings=settings), store
 
 

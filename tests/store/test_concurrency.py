@@ -13,11 +13,15 @@ from tooltray.memory.store.records import Changes, HistoryEvent, Load, Use
 
 WORKERS = 4
 APPLIES = 50
+# Seconds a store call may wait: the store's contract is to retry within that budget, and these
+# tests are about losing nothing, not latency; a loaded machine can keep a writer waiting past
+# the 1 s default, which must not fail them.
+PATIENT = 600
 
 
 def _work(url: str, worker: int, errors: list[BaseException]) -> None:
     try:
-        with Store(url) as store:
+        with Store(url, wait=PATIENT) as store:
             for i in range(APPLIES):
                 name = f"w{worker}_{i}"
                 changes = Changes(
@@ -121,7 +125,7 @@ def test_restart_in_a_fresh_process_sees_the_same_snapshot(db_url: str) -> None:
 
 def _start(url: str, gate: threading.Barrier, out: list[object]) -> None:
     try:
-        with Store(url) as store:
+        with Store(url, wait=PATIENT) as store:
             started = Changes(meta={"selected": False}, events=[HistoryEvent("new", 0, "started")])
             started.only_new = True
             gate.wait(timeout=30)
