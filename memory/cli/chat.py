@@ -95,10 +95,14 @@ def read_script(path: str) -> list[str]:
 
 
 def _stdin_lines() -> Iterator[str]:
+    """User messages from stdin; the ``you> `` prompt only on a terminal, and on stderr, so that
+    ``--format json`` stays valid JSON lines when the input is piped."""
+    prompt = sys.stdin.isatty()
     while True:
-        try:
-            line = input("you> ")
-        except EOFError:
+        if prompt:
+            click.echo("you> ", nl=False, err=True)
+        line = sys.stdin.readline()
+        if not line:  # end of input
             return
         if line.strip() in QUIT:
             return

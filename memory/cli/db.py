@@ -28,6 +28,8 @@ from tooltray.memory.cli.console import print_table
 from tooltray.memory.cli.options import DB_OPTION, format_option
 
 if TYPE_CHECKING:  # the store (SQLAlchemy, Alembic) loads when a command runs, not on --help
+    from rich.table import Table
+
     from tooltray.memory.cli.sqlconsole.timeline import Timeline
     from tooltray.memory.store.records import HistoryEvent, TurnRecord
 
@@ -66,8 +68,19 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def emit(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str, title: str = "") -> None:
-    """Print rows as a rich table, JSON (a list of objects) or CSV."""
+NARROW = 24
+
+
+def emit(
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    fmt: str,
+    title: str = "",
+    *,
+    narrow: bool = False,
+) -> None:
+    """Print rows as a rich table (``narrow``: see :func:`_table`), JSON (a list of objects)
+    or CSV."""
     if fmt == "json":
         records = [{c: _plain(v) for c, v in zip(columns, row, strict=True)} for row in rows]
         click.echo(json.dumps(records, indent=2, default=str))
@@ -78,14 +91,29 @@ def emit(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str, title:
         writer.writerows([[_plain(v) for v in row] for row in rows])
         click.echo(buffer.getvalue(), nl=False)
     else:
-        from rich.table import Table
+        cells = [["" if v is None else str(_plain(v)) for v in r] for r in rows]
+        print_table(_table(columns, cells, title, narrow))
 
+
+def _table(columns: Sequence[str], cells: list[list[str]], title: str, narrow: bool) -> Table:
+    """A rich table; ``narrow`` fits many columns in a terminal: one space between columns and
+    each column kept at its natural width up to ``NARROW`` characters, so the free text
+    (``detail``) folds instead of every column being cut to a few letters."""
+    from rich import box
+    from rich.table import Table
+
+    if narrow:
+        table = Table(title=title or None, box=box.SIMPLE_HEAD, pad_edge=False, padding=0)
+    else:
         table = Table(title=title or None)
-        for column in columns:
-            table.add_column(column, overflow="fold")
-        for row in rows:
-            table.add_row(*["" if v is None else str(_plain(v)) for v in row])
-        print_table(table)
+    for i, column in enumerate(columns):
+        natural = max([len(column), *(len(r[i]) for r in cells)])
+        table.add_column(
+            column, overflow="fold", min_width=min(natural, NARROW) if narrow else None
+        )
+    for row in cells:
+        table.add_row(*row)
+    return table
 
 
 @click.group("db")
@@ -271,6 +299,21 @@ def _timeline(events: list[HistoryEvent], turns: list[TurnRecord]) -> list[list[
     return rows
 
 
+SHORT = {"tool_tokens": "tokens", "prompt_reused": "reused", "prompt_new": "new"}
+SHORT |= {"usage_cached": "cached"}
+SHORT |= {"usage_uncached": "uncached", "usage_output": "output"}
+"""Table headers short enough for 14 columns' worth of history in an 80-column terminal."""
+
+
+def _narrow(columns: list[str], rows: list[list[Any]]) -> tuple[list[str], list[list[Any]]]:
+    """The table for people: short headers, 8-character prefix hashes, and no column that is
+    empty on every row (provider usage is often not reported), so it reads in 80 columns."""
+    keep = [i for i, _ in enumerate(columns) if any(r[i] not in (None, "") for r in rows)]
+    cut = columns.index("prefix")
+    rows = [[str(v)[:8] if i == cut and v else v for i, v in enumerate(r)] for r in rows]
+    return [SHORT.get(columns[i], columns[i]) for i in keep], [[r[i] for i in keep] for r in rows]
+
+
 def _compact(rows: list[list[Any]]) -> list[list[Any]]:
     """For people: show the turn and its summary once, on the turn's first row."""
     shown: list[list[Any]] = []
@@ -301,10 +344,10 @@ def history_command(session: str, db: str | None, fmt: str) -> None:
         raise StoreError(
             f"no session {shown(session)} in {display_url(url)}: list them with `tooltray sessions`"
         )
-    rows = _timeline(*found)
+    rows, columns = _timeline(*found), HISTORY_COLUMNS
     if fmt == "table":
-        rows = _compact(rows)
-    emit(HISTORY_COLUMNS, rows, fmt, title=f"session {session}")
+        columns, rows = _narrow(HISTORY_COLUMNS, _compact(rows))
+    emit(columns, rows, fmt, title=f"session {session}", narrow=True)
 
 
 def file_timeline(url: str, path: Path, session: str) -> Timeline | None:

@@ -65,10 +65,22 @@ def report(session: str, out: Path | None, db: str | None) -> None:
     if probe(url).kind == "empty":  # as history, sql and eval: a typo must not create a store
         raise StoreError(f"no tooltray database at {display_url(url)}: check --db / TOOLTRAY_DB")
     require_openable(url)
+    _require_session(url, session)
     path, lines = write_report(url, session, out)
     for line in lines:
         click.echo(line)
     click.echo(f"picture: {path}")
+
+
+def _require_session(url: str, session: str) -> None:
+    """Refuse a session a SQLite file lacks before SQLAlchemy and matplotlib are imported,
+    which took seconds just to say the name was wrong."""
+    from tooltray.memory.cli.db import file_timeline
+    from tooltray.memory.store.url import plain_sqlite_path
+
+    path = plain_sqlite_path(url)
+    if path is not None and file_timeline(url, path, session) is None:
+        raise StoreError(f"no session {session!r} in the store: list them with `tooltray sessions`")
 
 
 COMMANDS = [report]

@@ -45,12 +45,16 @@ from tooltray.tools.spec import ToolSpec
 STOPWORDS = frozenset(
     (
         "a an and are as at be by can for from get i in is it me my of on or please the this to "
-        "with you your what which who how do does did"
+        "with you your what which who how do does did "
+        "today tomorrow tonight yesterday now here there up some"
     ).split()
 )
+"""Function words, and the when / where fillers of everyday requests ("tomorrow", "in here"): a
+tool that mentions "tomorrow" is no better a match for "what is on my agenda tomorrow?"."""
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _SEPARATORS = re.compile(r"[_.\-/\s]+")
 _WORD = re.compile(r"[A-Za-z0-9]+")
+_CLITIC = re.compile(r"(?i)(?<=[a-z])(?:n['\u2019]t|['\u2019](?:s|re|ll|ve|d|m))\b")
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+(?=\S)|\n+")
 
 
@@ -70,9 +74,13 @@ def fold(word: str) -> str:
 
 
 def terms(text: str) -> list[str]:
-    """Lexical terms: identifiers split, lower-cased, stop words dropped, plurals folded."""
+    """Lexical terms: identifiers split, lower-cased, stop words dropped, plurals folded.
+
+    English clitics go first (``it's``, ``user's``, ``don't``): a lone ``s`` or ``t`` term
+    matched the one description with a possessive and outscored the words that mattered.
+    """
     out: list[str] = []
-    for word in _WORD.findall(text):
+    for word in _WORD.findall(_CLITIC.sub("", text)):
         out += [fold(w) for w in tokenize_identifier(word) if w not in STOPWORDS]
     return out
 
@@ -99,7 +107,9 @@ def lexical_terms(spec: ToolSpec) -> list[str]:
 
 
 def segment_spans(text: str) -> list[tuple[int, int]]:
-    """Character spans of the sentences of a message, short ones joined to the one before."""
+    """Character spans of the sentences of a message, short ones joined to the one before (a
+    short first one to the one after: "Not yet." alone is no task, and its best tool, some
+    ``files_append``, was loaded as if it were)."""
     spans: list[tuple[int, int]] = []
     start = 0
     for match in [*_SENTENCE.finditer(text), None]:
@@ -108,12 +118,18 @@ def segment_spans(text: str) -> list[tuple[int, int]]:
         if part.strip():
             lead = start + len(part) - len(part.lstrip())
             span = (lead, start + len(part.rstrip()))
-            if spans and len(part.split()) < MIN_SEGMENT_WORDS:
+            short = len(part.split()) < MIN_SEGMENT_WORDS
+            if spans and (short or _short(text, spans) and len(spans) == 1):
                 spans[-1] = (spans[-1][0], span[1])
             else:
                 spans.append(span)
         start = match.end() if match else len(text)
     return spans
+
+
+def _short(text: str, spans: list[tuple[int, int]]) -> bool:
+    a, b = spans[-1]
+    return len(text[a:b].split()) < MIN_SEGMENT_WORDS
 
 
 def segments(text: str) -> list[str]:

@@ -54,6 +54,19 @@ def test_json_format_and_text_path(
     assert "tools" not in server.requests[0]
 
 
+def test_piped_input_with_json_format_is_json_lines_only(
+    server: ScriptedServer, db_url: str, env: dict[str, str]
+) -> None:
+    server.extend([say('{"tool": "add", "arguments": {"a": 2, "b": 3}}'), say("5"), say("Bye.")])
+    args = ["chat", "--base-url", server.base_url, "--model", "m", "--db", db_url, "--path"]
+    args += ["text", "--catalog", str(CATALOG), "--format", "json"]
+    out = CliRunner().invoke(cli, args, env=env, input="What is 2 plus 3?\nThanks\n")
+    assert out.exit_code == 0, out.output
+    records = [json.loads(line) for line in out.stdout.splitlines()]
+    assert [r["user"] for r in records] == ["What is 2 plus 3?", "Thanks"]
+    assert "you>" not in out.output
+
+
 def test_a_dead_server_is_one_clear_error(db_url: str, tmp_path: Path, env: dict[str, str]) -> None:
     script = tmp_path / "s.txt"
     script.write_text("hello\n")

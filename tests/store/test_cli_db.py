@@ -81,6 +81,26 @@ def test_history_shows_the_timeline_turn_by_turn(db_url: str) -> None:
     assert out.exit_code == 0 and "session chat-1" in out.output and "evicted" in out.output
 
 
+def test_history_reads_in_an_80_column_terminal(db_url: str) -> None:
+    from rich.console import Console
+
+    from tooltray.memory.cli import console
+
+    _session(db_url)
+    narrow = Console(width=80, force_terminal=True, color_system=None)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(console, "table_console", lambda: narrow)
+        with narrow.capture() as captured:
+            out = CliRunner().invoke(cli, ["history", "chat-1", "--db", db_url])
+    assert out.exit_code == 0, out.output
+    text = captured.get()
+    assert max(len(line) for line in text.splitlines()) <= 80
+    for header in ("turn", "kind", "tool", "source", "tokens", "loaded"):
+        assert header in text, header
+    assert "weather" in text and "evicted" in text and "01234567" in text
+    assert "uncached" not in text and "reused" not in text  # never filled here: not shown
+
+
 def test_history_of_unknown_session_or_missing_database_fails_clearly(
     sqlite_url: str, tmp_path: Path
 ) -> None:

@@ -10,8 +10,8 @@ Besides ``tools.jsonl``, a catalog file may be:
   (``{"result": {"tools": [...]}}``) or the bare array of ``{"name", "inputSchema"}`` items.
 
 Each item is recognised on its own, so a mixed array is read too. None of these formats has a
-bundle field, so the tools are unbundled (the menu lists them by name); use ``tools.jsonl`` with
-``group`` to bundle them.
+bundle field, so bundles are inferred from the names (:mod:`tooltray.tools.grouping`); use
+``tools.jsonl`` with ``group`` to choose them.
 """
 
 from __future__ import annotations

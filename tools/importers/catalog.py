@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from tooltray.tools.errors import DuplicateToolError, ToolSpecError, shown
+from tooltray.tools.grouping import grouped
 from tooltray.tools.importers.arrays import read_tool_array, tool_array
 from tooltray.tools.importers.build import make_spec
 from tooltray.tools.names import match_key, sanitize_name
@@ -60,6 +61,8 @@ class Catalog:
         renamed: sanitised tool name -> original name (only with ``sanitize=True``).
         renamed_bundles: sanitised group name -> original group name.
         path: the file read.
+        inferred: the file had no groups, so bundles were inferred from the tool names
+            (:mod:`tooltray.tools.grouping`); ``explain`` says so.
     """
 
     tools: list[ToolSpec] = field(default_factory=list)
@@ -67,6 +70,16 @@ class Catalog:
     renamed: dict[str, str] = field(default_factory=dict)
     renamed_bundles: dict[str, str] = field(default_factory=dict)
     path: Path = Path(".")
+    inferred: bool = False
+
+
+def _grouped(catalog: Catalog) -> Catalog:
+    """``catalog`` with bundles inferred from its names when it has no groups at all."""
+    if any(t.bundle for t in catalog.tools):
+        return catalog
+    catalog.tools = grouped(catalog.tools)
+    catalog.inferred = any(t.bundle for t in catalog.tools)
+    return catalog
 
 
 class _Reader:
@@ -233,7 +246,7 @@ def read_catalog(
         ) from None
     items = tool_array(text)
     if items is not None:
-        return Catalog(tools=read_tool_array(file, items, source), path=file)
+        return _grouped(Catalog(tools=read_tool_array(file, items, source), path=file))
     reader = _Reader(file, sanitize, source)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
@@ -245,7 +258,7 @@ def read_catalog(
         raise ToolSpecError(f"Catalog {file} has no tools; {EXPECTED}")
     if bundles_file is not None or extra.is_file():
         reader.read_bundles_file(extra)
-    return reader.finish()
+    return _grouped(reader.finish())
 
 
 def load_catalog(
