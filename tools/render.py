@@ -1,27 +1,14 @@
 """How tools are shown and what they cost: the render paths, a bundle's boilerplate stated once, and
 token counts.
 
-Turn one ordered list of :class:`ToolSpec` into what each model API receives.
-
-One selection drives every path: the text block for models without native tool calling, and
-the ``tools=`` entries for OpenAI Chat Completions, OpenAI Responses and Anthropic. Same input,
-same bytes: JSON goes through :func:`canonical_json` (sorted keys, compact separators), so a
-stable tool set keeps the provider's prompt cache warm.
-
-Text most of a bundle's descriptions share: find it, and state it once instead of in each tool.
-
-Catalogs generated from one API class often repeat a sentence in every tool ("This tool belongs
-to the Gorilla file system. It is a simple file system that ..."): tokens in every schema, and
-noise for BM25 and the embedder alike. A span counts when at least :data:`MIN_WORDS` consecutive
-words recur verbatim in more than half of a bundle's descriptions (and in at least
-:data:`MIN_MEMBERS` of them), so a shared phrase such as "the user's account" never does.
-
-Count the tokens a tool block costs, offline, with the real OpenAI BPE tables.
-
-``bpe-openai`` ships ``o200k_base`` and ``cl100k_base`` (tiktoken needs a download). Without it
-the count falls back to ``ceil(chars / 4)`` and says so (``estimated=True``). Per-tool counts
-are cached by (content hash, path, encoding, backend) because selection under a token budget
-asks for them every turn.
+One selection drives every path (the text block for models without native tool calling, and
+``tools=`` for OpenAI Chat Completions, OpenAI Responses and Anthropic) with the same bytes for the
+same input: JSON goes through :func:`canonical_json`, so a stable tool set keeps the provider's
+prompt cache warm. Catalogs generated from one API class repeat a sentence in every tool, tokens in
+every schema and noise for retrieval, so a span of at least :data:`MIN_WORDS` words shared by most
+of a bundle's descriptions is shown once. Tokens are counted offline with the real OpenAI BPE tables
+(``bpe-openai``; else ``ceil(chars / 4)``, flagged ``estimated``) and cached per tool, because
+selection under a token budget asks every turn.
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
-"""What a tool is: its spec, and the arguments a call of it carries as models send them.
+"""What a tool is: :class:`ToolSpec`, a :class:`Bundle` of siblings, and a call's arguments.
 
-What a tool is: :class:`ToolSpec`, and what a bundle of sibling tools is: :class:`Bundle`.
-
-A spec is provider-neutral. Renderers turn it into a text line or a provider's ``tools=`` entry;
-importers build it from callables, OpenAI dicts, MCP tools or catalog files.
-
-Tool-call arguments as models send them: a JSON object, a JSON string holding one, or nothing.
-
-Three readers need them decoded (the agent running a call, the text-call parser, the meta-tools)
-and each answers a bad value in its own way, so the decoding and the diagnosis live here once and
-the readers only choose their reply from :attr:`Decoded.fault`.
+A spec is provider-neutral: renderers turn it into a text line or a provider's ``tools=`` entry,
+importers build it from callables, OpenAI dicts, MCP tools or catalog files. Arguments arrive as a
+JSON object, a JSON string holding one, or nothing; three readers need them decoded (the agent, the
+text-call parser, the meta-tools), so decoding and diagnosis live here once and each reader only
+chooses its reply from :attr:`Decoded.fault`.
 """
 
 from __future__ import annotations

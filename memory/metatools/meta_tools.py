@@ -1,20 +1,12 @@
-"""The meta-tools: their specs and arguments, what each call changes, and one call's dispatch.
+"""The meta-tools the model uses to manage its own tools: specs, arguments, effects and dispatch.
 
-The meta-tools the model uses to manage its own tools, and tolerant parsing of their arguments.
-
-Models send garbage: a string where a list belongs, JSON inside a string, a comma-separated list,
-unknown keys. Parsing accepts every reasonable shape and otherwise raises
-:class:`~tooltray.tools.errors.MetaToolArgumentError` with a message the model can act on.
-
-What each meta-tool call changes, as pure functions: the trinket only commits the result.
-
-Each handler returns the :class:`Changes` to store and a short text for the model saying what was
-loaded, what is unknown (with the closest names), and what was refused and why.
-
-One meta-tool call, from its name and raw arguments to its effect, and the signals it sends.
-
-The trinket commits what :func:`dispatch` returns, then calls :func:`announce`; both stay free of
-storage, so a gateway or an adapter sees the same effects and the same signals.
+Models send garbage (a string where a list belongs, JSON inside a string, unknown keys), so parsing
+accepts every reasonable shape and otherwise raises
+:class:`~tooltray.tools.errors.MetaToolArgumentError` with a message the model can act on. Each
+handler is a pure function returning the :class:`Changes` to store and a short text for the model
+(what loaded, what is unknown with the closest names, what was refused and why); the trinket commits
+what :func:`dispatch` returns, then calls :func:`announce`. Both stay free of storage, so a gateway
+or an adapter sees the same effects and the same signals.
 """
 
 from __future__ import annotations

@@ -1,37 +1,13 @@
-"""The catalog index and what loads from it: bundle cohesion, the one pick rule, and ToolIndex.
+"""The catalog index and what loads from it: :class:`ToolIndex`, bundle cohesion and the pick rule.
 
-Bundle cohesion: a strong match lifts its bundle-mates, and pulls small bundles in whole.
-
-* **Lift.** Each tool gains ``LIFT x`` its best bundle-mate's score (when positive) divided by
-  ``sqrt(bundle size - 1)``: a mate still has to clear the bar, but with help, and the help thins
-  out in big bundles.
-* **Pull-in.** A strong match (at least ``PULL_RATIO x`` the top score) pulls in every mate that
-  scores ``PULL_FLOOR`` deviations above the catalog mean, from bundles of at most
-  ``PULL_MAX_BUNDLE`` tools. A conversation keeps working inside one class of tools, so loading
-  the class once costs fewer tokens over a session than the escapes it prevents: every escape is
-  one more model round trip and one more prompt-prefix change (a KV-cache miss). The
-  single-query rankings (R@k, C@k) do not use pull-in. Bigger bundles are menus, not cohesion
-  groups.
-
-The values are in :mod:`tooltray.memory.tuning`; the measurements behind them in
-``bench/README.md`` ("Tuned values": bundles).
-
-What loads: the calibrated bar, each sentence's best tools, bundle-mates; reserved places.
-
-The bar a tool must clear is relative, never an absolute cosine: ``max(2, 0.5 x top)`` on the
-fused z-scale, where ``top`` is the query's best fused score, plus the best 3 when they stand
-above the catalog mean. A fixed z-bar depends on the catalog's size: the best matches of a
-2-4k-tool catalog sit 8-11 deviations out, those of a 130-tool one 4-5, so ``z >= 4`` picks 15
-tools a query in sealtools and 3 in bfcl_multiturn (recall 78%). The 0.5 ratio keeps 4-12 picks
-on every catalog at about 1k tokens; below it each extra point of recall costs more tokens than the
-``load_tools`` escape hatch does (``bench/README.md`` has the measurements).
-
-``ToolIndex``: BM25 and dense vectors over one catalog, searched together.
-
-``search`` ranks; ``picks`` says what to load (the pick rule above: the bar and its numbers). Scores
-are calibrated per query over the catalog and a request is scored whole and sentence by sentence
-(:mod:`.scoring`); bundle-mates lift each other (:class:`Bundles`). A failing embedder degrades
-search to lexical and sets ``degraded``; ``strict`` raises instead.
+A strong match lifts its bundle-mates and pulls small bundles in whole, because a conversation
+keeps working inside one class of tools: loading the class once costs fewer tokens over a session
+than the escapes it prevents (each one a round trip and a prompt-prefix change). The bar a tool
+must clear is relative to the query's best fused score, never an absolute cosine, since how far the
+best matches stand out depends on the catalog's size. A failing embedder degrades search to
+lexical and sets ``degraded``; ``strict`` raises instead. The values are in
+:mod:`tooltray.memory.tuning`, their measurements in ``bench/README.md`` ("The bar", "Tuned
+values": bundles).
 """
 
 from __future__ import annotations

@@ -1,58 +1,16 @@
-"""Scoring one query over the catalog: the text a tool is matched on, BM25, the query, dense and
-lexical fused on catalog z-scores, ties broken, and the candidates selection receives.
+"""Scoring one query over the catalog: the text a tool is matched on, BM25, the query, and dense and
+lexical scores fused on catalog z-scores.
 
-What text a tool is matched on, and how text becomes lexical terms and query segments.
-
-Measured on the five dev corpora (R@10, BM25 alone): adding parameter names and descriptions to
-``name + description`` gains 1 to 5 points everywhere (bfcl_multiturn 81.9 -> 86.5, sealtools
-86.4 -> 90.8); counting name terms twice gains up to 1.6 more. Snowball stemming (PyStemmer) was
-+1.8 on metatool but -1.4 on sealtools against the crude plural folding below, and within 0.5 of
-it after fusion, so it is not a dependency.
-
-BM25 (bm25s, Lucene variant, k1 1.5, b 0.75) over each tool's lexical terms.
-
-BM25 is a sum over query terms, so the score of a whole message is exactly the sum of its
-sentences' scores: each sentence is scored once and the whole comes for free.
-
-How a conversation becomes a retrieval query, and the ToolSearch query forms.
-
-Earlier messages mostly ask for tools the conversation already loaded, so they pull the ranking
-away from what the new turn needs. ``adaptive`` (the default) equals ``current`` on ordinary
-messages and lends a short follow-up ("yes, do that for the other file too") the previous
-message's context; any steady share of the previous message costs recall. The modes' figures are
-in ``bench/README.md`` ("Tuned values": the query).
-
-Calibrated fusion of lexical and dense scores: why the bar is scale-free, and the weights.
-
-Each retriever's scores for a query are standardised over the whole catalog (z-scores: how many
-standard deviations a tool stands above the catalog for *this* query). A z-score does not change
-under a positive affine map of the raw scores, so another embedder whose cosines all sit in
-0.7-0.9, or a BM25 with other constants, moves no tool across the bar. The z-scores also weigh
-each retriever by its confidence per query without a learnt weight: a retriever that sees one
-clear match puts it many deviations out, one that sees nothing in particular stays flat.
-
-A handful of scores says little about the spread, though: over two tools every z-score is +-1,
-so a cosine gap of 0.01 outweighed a clear BM25 match (``mcp-server-time`` alone: "what is the
-current time in Tokyo" ranked ``convert_time`` first). On catalogs under :data:`SMALL_CATALOG`
-tools the spread is pooled with a prior, a quarter of the scores' own magnitude (unchanged by a
-positive scale, though not by a shift), weighing as much as :data:`PRIOR_TOOLS` tools. Larger
-catalogs keep the plain z-score, so every figure measured on them (70 tools and up) stands: the
-prior pooled everywhere moved apibank's picks from 776.9 to 783.9 tokens.
-
-Deterministic top-k: score, then priority, then tags named in the query, then catalog order.
-
-What retrieval proposes to the selection: a tool name, why it came up and how strongly.
-
-The selector turns index hits into candidates; the core's selection rules admit them in order
-within the caps, whatever produced them (retrieval, CORE, skills, a ``load_tools`` call).
-
-One query's calibrated scores over a catalog: whole message, each sentence, and context.
-
-A request that asks for three things in three sentences is scored whole and sentence by sentence;
-the final score is ``(whole + 0.5 x best sentence) / 1.5``, and in ``picks`` each sentence's best
-tools are reserved a place, because a request that chains three or four tasks (sealtools,
-toolbench) is matched task by task, which the whole message alone blurs; single-task requests
-score the same either way (``bench/README.md`` has the figures).
+Each retriever's scores are standardised over the whole catalog for *this* query, so the bar is
+scale-free (another embedder, or BM25 with other constants, moves no tool across it) and a
+retriever that sees one clear match outweighs one that sees nothing in particular, with no learnt
+weight. Over a handful of tools the spread says little, so catalogs under :data:`SMALL_CATALOG`
+pool it with a prior. A request is scored whole and sentence by sentence (BM25 is a sum over terms,
+so the whole comes free), because a request that chains several tasks is matched task by task.
+The query is the newest message (``adaptive`` lends a short follow-up the previous one's context),
+since earlier ones mostly ask for tools already loaded. Ties break deterministically (score,
+priority, tags named in the query, catalog order). The measurements behind each choice are in
+``bench/README.md`` ("Design measurements behind the retrieval constants", "Tuned values").
 """
 
 from __future__ import annotations

@@ -9,9 +9,8 @@ stands out from the catalog's pairs (``TWIN_STRONG_Z`` deviations above the mean
 ``TWIN_PAIR_Z`` with a high cosine or similar names) or is high outright (``TWIN_HIGH_COSINE``,
 for catalogs too small to have a distribution), and is reported only when the retriever confuses
 it: a query made of one tool's description ranks the other first (with tooltray's own index).
-A z-score alone flagged thousands of merely related pairs on 2-4k-tool catalogs (bfcl 2,792, of
-whose 300 strongest the retriever confused 32); ``bench/README.md`` has the counts, and
-:mod:`tooltray.memory.tuning` the values.
+A z-score alone flags thousands of merely related pairs on 2-4k-tool catalogs;
+``bench/README.md`` has the counts, and :mod:`tooltray.memory.tuning` the values.
 """
 
 from __future__ import annotations

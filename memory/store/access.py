@@ -1,10 +1,10 @@
 """Whether a SQLite store can be written, and if not, why, in words a user can act on.
 
-SQLite itself only says "attempt to write a readonly database" or "unable to open database
-file", which tooltray used to pass on as possible damage: a healthy file on a read-only mount, an
-immutable file, or a database named in a folder that does not exist is not damaged, and moving
-it aside (the advice for damage) is the wrong fix. SQLite also writes ``-wal``/``-shm`` (or
-``-journal``) files beside the database, so the folder must be writable too.
+SQLite itself only says "attempt to write a readonly database" or "unable to open database file",
+which reads as possible damage: but a healthy file on a read-only mount, an immutable file, or a
+database named in a folder that does not exist is not damaged, and moving it aside (the advice for
+damage) is the wrong fix. SQLite also writes ``-wal``/``-shm`` (or ``-journal``) files beside the
+database, so the folder must be writable too.
 """
 
 from __future__ import annotations

@@ -1,25 +1,11 @@
-"""What crosses the store boundary and the rules it follows without SQL: the records, a change
-applied in memory, and the learned tables' rules.
+"""What crosses the store boundary, and the rules a change follows, without SQL.
 
-Plain records that cross the store boundary: what the trinket reads and what it asks to change.
-
-The store turns a :class:`Changes` into one transaction and answers with a fresh
-:class:`SessionSnapshot`, so the trinket's view is always what the database holds (several
-processes may share one session).
-
-The store's change rules applied in memory: one home for what :meth:`Store.apply` does.
-
-:func:`apply_local` mirrors the SQL transaction exactly (append-only positions, a fallback load
-upgraded in place by a real one, ``last_used_turn`` raised to the max, the turn counter moving
-only forward), and :func:`history_rows` lists the history rows that transaction writes. The
-in-memory store is built on them, and the trinket uses :func:`apply_local` to keep a turn alive
-on the last known set while the database is unreachable.
-
-The learned tables' rules without SQL: what a turn teaches, and the same tables in memory.
-
-:mod:`tooltray.memory.store.tables` applies these rules in the turn's SQL transaction; the
-in-memory store keeps :class:`LearnedTables`, so a session on it learns and reads back exactly
-as one on SQLite or PostgreSQL would (decayed weights, epoch rescale, bounds), minus sharing.
+The trinket reads a :class:`SessionSnapshot` and asks for a :class:`Changes`; the store applies it
+in one transaction and answers with a fresh snapshot, so the trinket's view is always what the
+database holds (several processes may share one session). :func:`apply_local` mirrors that
+transaction exactly and :class:`LearnedTables` the learned tables' rules, so the in-memory store
+behaves as SQLite or PostgreSQL would, and the trinket can keep a turn alive on the last known set
+while the database is unreachable.
 """
 
 from __future__ import annotations

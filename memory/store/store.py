@@ -1,23 +1,13 @@
-"""The store object, and its patience with a busy database.
-
-Bounded retries for the errors that concurrency causes, and one clear error for the rest.
-
-SQLite answers "database is locked" when another process holds the write lock past the busy
-timeout; PostgreSQL aborts one side of a serialization failure or deadlock. Both are worth
-retrying with exponential backoff and jitter; anything else, damaged stored values included
-(undecodable text, broken JSON), becomes a :class:`StoreError` at once.
-
-A busy database must never hold the agent's turn: :class:`Patience` gives each call a time budget
-(``store_wait``, 1 s by default) that bounds SQLite's busy wait and the retries together, and once
-a call has used its whole budget, later calls try once without waiting until one gets through. So a
-turn waits out at most one budget; the trinket queues what could not be written and writes it on
-the first commit that reaches the database again.
-
-The store: the one object the trinket talks to for durable state.
+"""The store: the one object the trinket talks to for durable state, and its patience with a busy
+database.
 
 Every write is one transaction that takes the session's lock (``BEGIN IMMEDIATE`` on SQLite,
-``SELECT ... FOR UPDATE`` on PostgreSQL), so several processes can share a session and each sees
-what the database holds. Transient lock errors are retried; everything else is a StoreError.
+``SELECT ... FOR UPDATE`` on PostgreSQL), so several processes can share a session. Lock errors
+("database is locked", a serialization failure or deadlock) are retried with backoff and jitter;
+anything else, damaged stored values included, is a :class:`StoreError` at once. A busy database
+must never hold the agent's turn: :class:`Patience` gives each call a budget (``store_wait``) for
+the busy wait and the retries together, and once one call has used it all, later calls try once
+until one gets through; the trinket queues what could not be written.
 """
 
 from __future__ import annotations

@@ -1,38 +1,14 @@
-"""The store's tables in SQL: the schema, its reads, and one change set written in one transaction
-(learning included).
+"""The store's tables in SQL: the schema, its reads, and one change set written in one transaction.
 
-The store's tables as typed SQLAlchemy models; the Alembic migrations must match them exactly.
-
-One session row is the lock every change to that session takes; ``loaded_tools`` is the loaded set
-(``position`` fixes the ``tools=`` order); ``history`` is append-only; ``turns`` says what each
-turn looked like; ``embeddings`` caches tool-doc vectors; ``results`` keeps full tool results.
-``learn_pairs`` and ``learn_requests`` hold what past turns taught (``tooltray.memory.learning``).
-
-Reads of the store as plain records; each runs inside the caller's connection/transaction.
-
-:func:`read_snapshot` touches only ``sessions`` and ``loaded_tools`` (by primary key), so it stays
-fast however long a session's history grows.
-
-The learned tables: a finished turn's update (inside the turn's transaction) and their reads.
-
-Decay without rewriting old rows: the learned turn with id ``i`` adds ``2 ** ((i - epoch) / h)``
-to each pair it teaches, where ``h`` is the half-life in learned turns. A weight read at id ``n``
-is worth ``weight * 2 ** (-(n - epoch) / h)`` today, so an update touches only the pairs of the
-tools it used (O(tools used)), ratios of weights are already decayed, and the weakest row is
-simply the smallest ``weight``. When the exponent nears float range the table is rescaled once
-and ``epoch`` (a ``tooltray_meta`` row, absent means 0) moves up.
-
-Bounds, enforced every few learned turns (at most 64, so a cap overshoots by under 2%):
-``learn_requests`` keeps the newest ``max_requests`` rows (a range delete by id), and
-``learn_pairs`` is counted and cut back to 90% of ``max_pairs`` by dropping the weakest rows.
-
-One :class:`Changes` as one transaction: lock the session, then unloads, loads, uses, events.
-
-The rules mirror :func:`tooltray.memory.store.records.apply_local`: the turn counter only moves
-forward, a load appends after the last position (existing tools never move), a real load upgrades a
-fallback load in place, and a use raises ``last_used_turn`` to the max. Every step writes history.
-A change whose guard finds it already made (see :class:`Changes`) writes nothing (its document
-vectors, the embedding cache, are written by :meth:`Store.apply` whatever the guards say).
+The models must match the Alembic migrations exactly. The session row is the lock every change to
+that session takes, and a change set is written in the order lock, unloads, loads, uses, events,
+with the same rules as :func:`tooltray.memory.store.records.apply_local`; a change whose guard finds
+it already made writes nothing. :func:`read_snapshot` touches only ``sessions`` and
+``loaded_tools`` by key, so it stays fast however long the history grows. Learned weights decay
+without rewriting old rows: learned turn ``i`` adds ``2 ** ((i - epoch) / half_life)`` to each pair
+it teaches, so an update touches only its own pairs and the weakest row is simply the smallest
+``weight`` (the table is rescaled once, moving ``epoch``, when the exponent nears float range);
+the bounds are enforced every few learned turns.
 """
 
 from __future__ import annotations

@@ -1,18 +1,13 @@
-"""Schema versions, one home: the revisions tooltray ships, the one a database is at, and the
-rules for opening it, checked without SQLAlchemy or Alembic when they can be.
+"""Schema versions, one home: the revisions tooltray ships, the one a database is at, and the rules
+for opening it (the one-line refusals: damaged, foreign, newer, older).
 
-Which revision a database is at, the newest one this tooltray knows, and the one-line refusals
-(damaged, foreign, newer, older) that :func:`~tooltray.memory.store.migrate.ensure_schema` and the
-read-only commands give. Reading a SQLite file's revision and the migration files' headers needs
-neither library, so ``tooltray db current`` and ``tooltray history`` start fast; Alembic loads
-only when the migrations' headers are not a plain chain.
-
-The migration files are read by hand (:func:`chain`, :func:`head_revision`): opening a database
-at head only needs the newest revision's name, and Alembic's ``ScriptDirectory`` costs about a
-second of CPU (it imports Alembic and runs every migration module). Each migration declares
-``revision`` and ``down_revision`` on one line (Alembic's template), which is all a linear chain
-needs; anything else (a merge's tuple of parents, a hand-edited header) raises
-:class:`LookupError` and Alembic is asked instead. A test checks this reading against Alembic's.
+Reading a SQLite file's revision and the migration files' headers needs neither SQLAlchemy nor
+Alembic, so ``tooltray db current`` and ``tooltray history`` start fast: opening a database at head
+only needs the newest revision's name, and Alembic's ``ScriptDirectory`` imports Alembic and runs
+every migration module. Each migration declares ``revision`` and ``down_revision`` on one line
+(Alembic's template), which is all a linear chain needs; anything else (a merge's tuple of parents,
+a hand-edited header) raises :class:`LookupError` and Alembic is asked instead. A test checks this
+reading against Alembic's.
 """
 
 from __future__ import annotations

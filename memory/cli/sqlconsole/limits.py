@@ -1,9 +1,8 @@
 """Bounds on one ``tooltray sql`` statement: time, rows, output size, and Ctrl-C.
 
-Ad-hoc SQL is the one place a user hands tooltray a computation of any size: a recursive CTE
-without an end runs until killed, ``SELECT randomblob(100000000)`` printed 201 MB and took 1.3
-GB. Each statement now stops at the first bound it reaches, with one line naming the bound and
-the flag that raises it:
+Ad-hoc SQL is the one place a user hands tooltray a computation of any size (a recursive CTE
+without an end, ``SELECT randomblob(100000000)``), so each statement stops at the first bound it
+reaches, with one line naming the bound and the flag that raises it:
 
 * time (``--timeout``): SQLite checks a deadline in a progress handler every
   :data:`PROGRESS_STEPS` virtual-machine steps; PostgreSQL gets ``statement_timeout`` and the

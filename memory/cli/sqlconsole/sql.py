@@ -1,6 +1,5 @@
-"""Ad-hoc SQL over the store on a read-only connection (``tooltray sql``).
-
-One statement per call, in a read-only transaction that is always rolled back.
+"""Ad-hoc SQL over the store on a read-only connection (``tooltray sql``): one statement per call,
+in a read-only transaction that is always rolled back.
 
 SQLite is opened read-only with an authorizer (no writes, DDL, ATTACH or PRAGMA changes), with
 the stdlib only (:func:`~tooltray.memory.cli.sqlconsole.guard.open_readonly`): this module does
