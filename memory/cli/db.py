@@ -170,12 +170,11 @@ def db_prune(before: datetime, db: str | None) -> None:
     from tooltray.memory.learning.prune import prune_history
     from tooltray.memory.store import Store, resolve_url
     from tooltray.memory.store.access import require_writable
-    from tooltray.memory.store.probe import display_url, probe
-    from tooltray.tools.errors import StoreError
+    from tooltray.memory.store.probe import display_url, no_database, probe
 
     url = resolve_url(db)
     if probe(url).kind == "empty":
-        raise StoreError(f"no tooltray database at {display_url(url)}: check --db / TOOLTRAY_DB")
+        raise no_database(url)
     require_writable(url)
     with Store(url) as store:
         report = prune_history(store, before)
@@ -245,13 +244,13 @@ def sql_command(
 
 def _require_store_file(url: str) -> None:
     """A SQLite file must be a tooltray store: SQLite would answer ``SELECT 1`` on any file."""
-    from tooltray.memory.store.url import display_url, plain_sqlite_path
+    from tooltray.memory.store.probe import no_database
+    from tooltray.memory.store.url import plain_sqlite_path
     from tooltray.memory.store.versions import checked_probe
-    from tooltray.tools.errors import StoreError
 
     path = plain_sqlite_path(url)
     if path is not None and path.is_file() and checked_probe(url).kind == "empty":
-        raise StoreError(f"no tooltray database at {display_url(url)}: check --db / TOOLTRAY_DB")
+        raise no_database(url)
 
 
 HISTORY_COLUMNS = [
@@ -331,13 +330,13 @@ def _compact(rows: list[list[Any]]) -> list[list[Any]]:
 @FORMAT_OPTION
 def history_command(session: str, db: str | None, fmt: str) -> None:
     """Show a session's timeline turn by turn: events, prefix hash, tool tokens, loaded count."""
-    from tooltray.memory.store.probe import probe
+    from tooltray.memory.store.probe import no_database, probe
     from tooltray.memory.store.url import display_url, plain_sqlite_path, resolve_url
     from tooltray.tools.errors import StoreError, shown
 
     url = resolve_url(db)
     if probe(url).kind == "empty":
-        raise StoreError(f"no tooltray database at {display_url(url)}: check --db / TOOLTRAY_DB")
+        raise no_database(url)
     path = plain_sqlite_path(url)
     found = stored_timeline(url, session) if path is None else file_timeline(url, path, session)
     if found is None:

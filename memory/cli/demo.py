@@ -27,8 +27,22 @@ if TYPE_CHECKING:
 PREFIX = "demo-"
 
 
+def completed_turns(store: Store, sid: str) -> int:
+    """How many turns of ``sid`` completed, in a row from turn 1.
+
+    A turn's row is written when it is prepared and gets its prompt usage when it completes, so
+    a turn cut short (Ctrl-C) has a row without usage; the session's own counter already counts
+    it, and a resume from that counter silently skipped it.
+    """
+    completed = {t.turn for t in store.turns(sid) if t.prompt_new is not None}
+    done = 0
+    while done + 1 in completed:
+        done += 1
+    return done
+
+
 def latest_session(store: Store, fresh: bool) -> tuple[str, int]:
-    """The demo session to play and the turns it has done: the latest one, or a new one."""
+    """The demo session to play and the turns it has completed: the latest one, or a new one."""
     numbers = [
         int(s.session_id[len(PREFIX) :])
         for s in store.sessions()
@@ -38,7 +52,7 @@ def latest_session(store: Store, fresh: bool) -> tuple[str, int]:
     current = store.snapshot(f"{PREFIX}{last}") if last else None
     if fresh or current is None:
         return f"{PREFIX}{last + 1}", 0
-    return current.session_id, current.turn
+    return current.session_id, completed_turns(store, current.session_id)
 
 
 def _history(script: list[dict[str, Any]], upto: int) -> list[dict[str, Any]]:
@@ -76,8 +90,11 @@ def _close(store: Store, sid: str) -> None:
     )
 
 
-def _play(store: Store, sid: str, done: int, end: int, console: Console) -> None:
-    """Play turns ``done + 1`` to ``end`` through a real trinket and print their table."""
+def _play(
+    store: Store, sid: str, done: int, end: int, console: Console, resumed: bool = False
+) -> None:
+    """Play turns ``done + 1`` to ``end`` through a real trinket and print their table
+    (``resumed``: the session is stored, so its first turn here is a session boundary)."""
     from rich.progress import Progress
 
     from tooltray.memory.cli.demo_play import DemoRun
@@ -99,7 +116,7 @@ def _play(store: Store, sid: str, done: int, end: int, console: Console) -> None
         messages = _history(script, number - 1) + [
             {"role": "user", "content": script[number - 1]["user"]}
         ]
-        if number == done + 1 and done:
+        if number == done + 1 and resumed:
             trinket.start(sid, messages)  # an explicit resume: a session boundary
         run.turn(number, script[number - 1], messages)
     trinket.close()
@@ -136,9 +153,10 @@ def demo(db: str | None, fresh: bool, turns: int | None) -> None:
         )
     else:
         end = total if turns is None else min(total, done + turns)
-        verb = "resuming" if done else "starting"
+        resumed = store.snapshot(sid) is not None
+        verb = "resuming" if resumed else "starting"
         click.echo(f"{verb} {sid} at turn {done + 1} of {total} (store: {store.url})")
-        _play(store, sid, done, end, table_console())
+        _play(store, sid, done, end, table_console(), resumed)
     _close(store, sid)
     store.close()
 

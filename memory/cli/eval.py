@@ -74,12 +74,11 @@ def recall_command(db: str | None, min_recall: float, sessions: tuple[str, ...],
     from tooltray.memory.eval.recall import evaluate_store
     from tooltray.memory.store import Store, resolve_url
     from tooltray.memory.store.access import require_openable
-    from tooltray.memory.store.probe import display_url, probe
-    from tooltray.tools.errors import StoreError
+    from tooltray.memory.store.probe import display_url, no_database, probe
 
     url = resolve_url(db)
     if probe(url).kind == "empty":
-        raise StoreError(f"no tooltray database at {display_url(url)}: check --db / TOOLTRAY_DB")
+        raise no_database(url)
     require_openable(url)
     with Store(url) as store:
         report = evaluate_store(store, sessions)

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from tooltray.memory.cli.dryrun import DryStore
     from tooltray.memory.config import Settings
     from tooltray.memory.store.records import LoadedTool
+    from tooltray.tools.registry import ToolRegistry
 
 CATALOG_OPTION = click.option(
     "--catalog",
@@ -38,13 +39,11 @@ def open_store(db: str | None) -> DryStore:
     """The store at ``--db`` behind a view that writes nothing; a missing one is refused."""
     from tooltray.memory.cli.dryrun import DryStore
     from tooltray.memory.store import Store
-    from tooltray.memory.store.probe import probe
-    from tooltray.memory.store.url import display_url
-    from tooltray.tools.errors import StoreError
+    from tooltray.memory.store.probe import no_database, probe
 
     url = store_url(db)
     if probe(url).kind == "empty":
-        raise StoreError(f"no tooltray database at {display_url(url)}: check --db / TOOLTRAY_DB")
+        raise no_database(url)
     return DryStore(Store(url))
 
 
@@ -153,7 +152,6 @@ def explain_command(
     selected session it is the growth of its next turn (earlier messages are not stored, so
     MESSAGE alone is scored).
     """
-    from tooltray.memory.cli.chat import load_registry
     from tooltray.memory.cli.dryrun import Explained, dry_planner, explain, session_state
     from tooltray.tools.errors import ConfigError
 
@@ -161,19 +159,64 @@ def explain_command(
         raise ConfigError(
             'MESSAGE is empty: give the user message to explain, e.g. "book a flight"'
         )
-    store = open_store(db)
+    registry, inferred = _explained_registry(catalog)
+    store = _explain_store(db, session)
     try:
         if session is not None:
             known_session(store, session)
         state = session_state(store, session)
-        planner = dry_planner(load_registry(catalog), settings_for(db, catalog), store)
+        planner = dry_planner(registry, settings_for(db, catalog), store)
         phase, rows = explain(planner, state, message)
     finally:
         store.close()
+    if inferred:
+        click.echo(
+            f"note: {catalog} has no groups; its bundles were inferred from the tool names "
+            "(give each tool a 'group' in a tools.jsonl file to choose them)",
+            err=True,
+        )
     columns = [f.name for f in dataclasses.fields(Explained)]
     records = [list(dataclasses.asdict(r).values()) for r in rows]
     title = {"start": "session start", "growth": "next turn's growth", "all": "every tool fits"}
     emit(columns, records, fmt, title=f"{title[phase]}: {message[:80]}")
+
+
+def _explain_store(db: str | None, session: str | None) -> DryStore:
+    """The store to explain on. In a folder without the default database (a first try) and
+    without ``--session``, a fresh in-memory store: no session history and no learned signals,
+    which the note says. A database named (``--db``, ``TOOLTRAY_DB``, the TOML) and missing is a
+    typo and is refused, as is a session asked for where there is none."""
+    from pathlib import Path
+
+    from tooltray.memory.cli.dryrun import DryStore
+    from tooltray.memory.store import Store
+    from tooltray.memory.store.probe import display_url, probe
+    from tooltray.memory.store.url import DEFAULT_FILE, resolve_url
+
+    url = store_url(db)
+    default = url == resolve_url(str(Path.cwd() / DEFAULT_FILE))
+    if session is not None or not default or probe(url).kind != "empty":
+        return open_store(db)
+    click.echo(
+        f"note: no tooltray database at {display_url(url)}: explaining on a fresh in-memory "
+        "store (no session history, nothing learned); `tooltray demo` or `tooltray db upgrade` "
+        "makes one",
+        err=True,
+    )
+    return DryStore(Store("sqlite://"))
+
+
+def _explained_registry(catalog: str | None) -> tuple[ToolRegistry, bool]:
+    """The agent's tools, and whether their bundles were inferred from the names (a catalog
+    file without groups: an OpenAI or MCP array), which explain states."""
+    from tooltray.memory.cli.chat import load_registry
+    from tooltray.tools.importers.catalog import read_catalog
+    from tooltray.tools.registry import ToolRegistry
+
+    if catalog is None or catalog.endswith(".py"):
+        return load_registry(catalog), False
+    read = read_catalog(catalog)
+    return ToolRegistry(read.tools, bundles=read.bundles), read.inferred
 
 
 COMMANDS: list[click.Command] = [sessions_command, show_command, explain_command]

@@ -56,14 +56,14 @@ def report(session: str, out: Path | None, db: str | None) -> None:
     """Draw a stored session: tools over turns, tokens against eager, prefix changes."""
     from tooltray.memory.report.draw import check_format
     from tooltray.memory.store.access import require_openable
-    from tooltray.memory.store.probe import display_url, probe
+    from tooltray.memory.store.probe import no_database, probe
     from tooltray.memory.store.url import resolve_url
 
     out = out or default_out(session)
     check_format(out)
     url = resolve_url(db)
     if probe(url).kind == "empty":  # as history, sql and eval: a typo must not create a store
-        raise StoreError(f"no tooltray database at {display_url(url)}: check --db / TOOLTRAY_DB")
+        raise no_database(url)
     require_openable(url)
     _require_session(url, session)
     path, lines = write_report(url, session, out)

@@ -2,7 +2,8 @@
 
 A catalog with one bad name or one broken schema is exactly the catalog a user wants linted, so
 every readable line yields a tool (names sanitised, broken schemas emptied) and each problem an
-error finding with its line number.
+error finding with its line number. A file that is one JSON tools array (OpenAI, Anthropic, MCP)
+is read item by item with the importer ``from_catalog`` uses, each refused item a finding.
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from tooltray.memory.lint.names import checked_name, dedupe
-from tooltray.tools.errors import ToolSpecError
+from tooltray.tools.errors import ToolSpecError, TooltrayError
 from tooltray.tools.finding import Finding
+from tooltray.tools.grouping import grouped
+from tooltray.tools.importers.arrays import spec_of, tool_array
 from tooltray.tools.importers.catalog import BUNDLES_FILE
 from tooltray.tools.spec import Bundle, ToolSpec
 
@@ -70,6 +73,19 @@ def _rows(text: str, found: list[Finding]) -> list[tuple[int, dict[str, Any]]]:
     return rows
 
 
+def _array_specs(items: list[Any], found: list[Finding]) -> list[ToolSpec]:
+    """The specs of a whole-file tools array (OpenAI, Anthropic, MCP), read by the importer
+    ``from_catalog`` uses; an item it refuses is an error finding naming the item's index."""
+    specs = []
+    for number, item in enumerate(items):
+        try:
+            specs.append(spec_of(item, "catalog"))
+        except TooltrayError as exc:
+            problem = f"item {number}: {str(exc).rstrip('.')}"[:300]
+            found.append(Finding("item", "error", (), problem, "fix the item or remove it"))
+    return specs
+
+
 def _bundle_info(path: Path) -> dict[str, str]:
     try:
         data = json.loads(path.with_name(BUNDLES_FILE).read_text(encoding="utf-8"))
@@ -90,7 +106,9 @@ def bundles_of(tools: list[ToolSpec], info: dict[str, str]) -> list[Bundle]:
 
 
 def load_lenient(path: str | Path) -> Loaded:
-    """Read a ``tools.jsonl`` file the way lint needs it (see the module docstring).
+    """Read a catalog file the way lint needs it (see the module docstring): a ``tools.jsonl``
+    file, or one JSON tools array in any format ``from_catalog`` reads (its bundles inferred
+    from the names, as ``from_catalog`` does).
 
     Raises:
         ToolSpecError: the file cannot be read at all.
@@ -103,9 +121,13 @@ def load_lenient(path: str | Path) -> Loaded:
             f"Cannot read catalog {file}: {exc}; pass a tools.jsonl file."
         ) from None
     found: list[Finding] = []
+    items = tool_array(text)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        specs = [_spec(row, n, found) for n, row in _rows(text, found)]
+        if items is None:
+            specs = [_spec(row, n, found) for n, row in _rows(text, found)]
+        else:
+            specs = list(grouped(_array_specs(items, found)))
     tools, clashes = dedupe([s for s in specs if s is not None])
     unique = list(dict.fromkeys(found))  # a bad group name is reported once, not per member
     return Loaded(tools, bundles_of(tools, _bundle_info(file)), unique + clashes)

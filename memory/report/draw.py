@@ -12,6 +12,7 @@ and only by callers that draw, so the rest of tooltray does not need it.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +84,8 @@ def draw_timeline(timeline: Timeline, out: Path) -> Path:
     bottom.set_xticks(range(1, timeline.turns + 1))
     bottom.set_xlim(0.4, timeline.turns + 0.6)
     bottom.set_xlabel("turn")
-    fig.suptitle(f"session {timeline.session_id}: tools loaded and used, turn by turn")
+    title, font = title_and_font(timeline.session_id)
+    fig.suptitle(title, fontproperties=font)
     fig.tight_layout()
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -95,6 +97,42 @@ def draw_timeline(timeline: Timeline, out: Path) -> Path:
     finally:
         plt.close(fig)
     return out
+
+
+def title_and_font(session_id: str) -> tuple[str, Any]:
+    """The picture's title and a font with every glyph of it (``FontProperties``).
+
+    A session id may be in any script; matplotlib's default font draws a missing glyph as a box
+    and warns once per character. So: the default font if it has them all, else an installed
+    font that does, else the id escaped to ASCII (``\\u30bb...``), which the default draws.
+    """
+    from matplotlib import font_manager
+
+    title = f"session {session_id}: tools loaded and used, turn by turn"
+    default = font_manager.FontProperties()
+    if _covers(font_manager.findfont(default), title):
+        return title, default
+    for entry in font_manager.fontManager.ttflist:
+        if "last resort" not in entry.name.lower() and _covers(entry.fname, title):
+            return title, font_manager.FontProperties(fname=entry.fname)
+    shown = session_id.encode("ascii", "backslashreplace").decode("ascii")
+    return f"session {shown}: tools loaded and used, turn by turn", default
+
+
+def _covers(path: str, text: str) -> bool:
+    """Whether the font file at ``path`` maps every character of ``text`` to a glyph (the Last
+    Resort font maps all of them to placeholder boxes, so callers skip it)."""
+    return set(map(ord, text)) <= _charmap(path)
+
+
+@functools.cache
+def _charmap(path: str) -> frozenset[int]:
+    from matplotlib.ft2font import FT2Font
+
+    try:
+        return frozenset(FT2Font(path).get_charmap())
+    except (OSError, RuntimeError, ValueError):  # an unreadable font file covers nothing
+        return frozenset()
 
 
 def _tools_panel(ax: Any, timeline: Timeline) -> None:

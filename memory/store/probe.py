@@ -10,6 +10,8 @@ only for a server, or a URL only it can read (:mod:`~tooltray.memory.store.probe
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from tooltray.memory.store.probe_file import TABLES as TABLES  # re-exported: callers use them
 from tooltray.memory.store.probe_file import VERSION_TABLE as VERSION_TABLE
 from tooltray.memory.store.probe_file import Probe as Probe
@@ -18,6 +20,9 @@ from tooltray.memory.store.probe_file import is_ours as is_ours
 from tooltray.memory.store.probe_file import probe_sqlite_file
 from tooltray.memory.store.url import display_url as display_url
 from tooltray.memory.store.url import plain_sqlite_path
+
+if TYPE_CHECKING:
+    from tooltray.tools.errors import StoreError
 
 
 def probe(url: str) -> Probe:
@@ -28,3 +33,14 @@ def probe(url: str) -> Probe:
     from tooltray.memory.store.probe_server import probe_other
 
     return probe_other(url)
+
+
+def no_database(url: str) -> StoreError:
+    """The error of a command that reads a store where there is none: where it looked, and the
+    two ways to make one (a command that reads must not create a store on a typo)."""
+    from tooltray.tools.errors import StoreError
+
+    return StoreError(
+        f"no tooltray database at {display_url(url)}: check --db / TOOLTRAY_DB, or make one "
+        "with `tooltray demo` (a demo session) or `tooltray db upgrade` (an empty store)"
+    )

@@ -130,3 +130,52 @@ def test_a_terminal_sees_a_progress_bar_while_tools_embed(tmp_path: Path, write:
         cli, ["catalog", "lint", "--catalog", str(path)], env={**env, "TTY_COMPATIBLE": "0"}
     )
     assert "embedding" not in piped.stderr
+
+
+def _array_files(tmp_path: Path) -> list[Path]:
+    """The same two tools as an OpenAI ``tools=`` array and an MCP ``tools/list`` result."""
+    rows = [
+        ("get_weather", "Get the current weather forecast for a city.", {"city": "string"}),
+        ("get_weather_alerts", "List severe weather warnings for a region.", {"region": "string"}),
+    ]
+
+    def schema(props: dict[str, str]) -> dict[str, Any]:
+        return {"type": "object", "properties": {k: {"type": v} for k, v in props.items()}}
+
+    openai = [
+        {"type": "function", "function": {"name": n, "description": d, "parameters": schema(p)}}
+        for n, d, p in rows
+    ]
+    mcp = {"tools": [{"name": n, "description": d, "inputSchema": schema(p)} for n, d, p in rows]}
+    files = [tmp_path / "openai.json", tmp_path / "mcp.json"]
+    for file, data in zip(files, (openai, mcp), strict=True):
+        file.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    return files
+
+
+def test_lint_reads_the_tool_arrays_from_catalog_reads(tmp_path: Path) -> None:
+    """An OpenAI array and an MCP tools/list file are linted as their tools, not per line."""
+    from tooltray.memory.lint import load_lenient
+    from tooltray.tools.importers.catalog import read_catalog
+
+    for file in _array_files(tmp_path):
+        loaded = load_lenient(file)
+        assert [t.name for t in loaded.tools] == ["get_weather", "get_weather_alerts"], file
+        assert loaded.findings == []
+        inferred = read_catalog(file).bundles  # the same bundles from_catalog infers
+        assert [b.members for b in loaded.bundles] == [b.members for b in inferred]
+        assert [b.name for b in loaded.bundles] == ["weather"]
+        result = _lint(file, "--no-embed", "--fail-on", "error")
+        assert result.exit_code == 0, result.output
+        assert "over 2 tools" in result.output and "JSON" not in result.output
+
+
+def test_a_refused_array_item_is_a_finding(tmp_path: Path) -> None:
+    good = {"name": "get_time", "description": "Get the current local time in a time zone."}
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({"tools": [{"inputSchema": {}}, {**good, "inputSchema": {}}]}))
+    from tooltray.memory.lint import load_lenient
+
+    loaded = load_lenient(path)
+    assert [t.name for t in loaded.tools] == ["get_time"]
+    assert [f.evidence.split(":")[0] for f in loaded.findings] == ["item 0"]

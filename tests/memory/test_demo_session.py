@@ -127,3 +127,32 @@ def test_a_fresh_demo_on_the_same_store_learns_from_the_first(sqlite_url: str) -
     taught = _sql(sqlite_url, "SELECT count(*), count(text), count(vector) FROM learn_requests")
     rows, texts, vectors = (int(x) for x in taught[0].split(","))
     assert rows >= 10 and texts == 0 and vectors == rows
+
+
+def test_a_turn_cut_short_by_ctrl_c_is_replayed_on_resume(
+    sqlite_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C during turn 1 (the model's first call), then resume: turn 1 is played again, not
+    skipped, and completes (its row gets its usage) before turn 2 starts."""
+    from tooltray.memory.cli.demo_play import DemoRun
+
+    play = DemoRun._call
+
+    def interrupted(self: DemoRun, call: ModelCall) -> str:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(DemoRun, "_call", interrupted)
+    runner = CliRunner()
+    cut = runner.invoke(cli, ["demo", "--db", sqlite_url, "--turns", "2"])
+    assert cut.exit_code == 130, cut.output
+    assert _sql(sqlite_url, "SELECT turn, prompt_new IS NULL FROM turns") == ["1,1"]
+    used = "SELECT DISTINCT tool FROM history WHERE kind = 'used' AND turn = 1"
+    assert _sql(sqlite_url, used) == []
+    monkeypatch.setattr(DemoRun, "_call", play)
+    again = runner.invoke(cli, ["demo", "--db", sqlite_url, "--turns", "1"])
+    assert again.exit_code == 0, again.output
+    assert "resuming demo-1 at turn 1 of 10" in again.output
+    assert _sql(sqlite_url, "SELECT turn, prompt_new IS NULL FROM turns") == ["1,0"]
+    assert _sql(sqlite_url, used) == [demo_script()[0]["calls"][0]["name"]]  # turn 1 ran
+    on = runner.invoke(cli, ["demo", "--db", sqlite_url, "--turns", "1"])
+    assert "resuming demo-1 at turn 2 of 10" in on.output

@@ -111,3 +111,34 @@ def test_log_level_switch_logs_selection(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["--log-level", "info", "demo", "--db", url, "--turns", "1"])
     assert result.exit_code == 0
     assert "INFO tooltray: demo-1 turn 1 selected: " in result.stderr
+
+
+def test_explain_in_an_empty_folder_runs_on_a_fresh_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No database yet: explain says so and runs in memory, creating nothing; an array catalog
+    without groups is explained with its inferred bundles, and explain says they were inferred.
+    A database named and missing (a typo) and a session where there is none are refused."""
+    for var in ("TOOLTRAY_DB", "TOOLTRAY_CONFIG"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.chdir(tmp_path)
+    tools = [
+        ("get_weather", "Get the current weather forecast for a city."),
+        ("get_weather_alerts", "List severe weather warnings for a region."),
+        ("send_email", "Send an email message to a recipient."),
+        ("send_sms", "Send a text message to a phone number."),
+    ]
+    array = [{"type": "function", "function": {"name": n, "description": d}} for n, d in tools]
+    (tmp_path / "tools.json").write_text(json.dumps(array), encoding="utf-8")
+    args = ["explain", "Will it rain in Oslo tomorrow?", "--catalog", "tools.json"]
+    result = CliRunner().invoke(cli, [*args, "--format", "json"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)
+    assert rows[0]["tool"] in {"get_weather", "get_weather_alerts"}
+    assert rows[0]["bundle"] == "weather" and rows[0]["decision"].startswith("loads")
+    assert "fresh in-memory store" in result.stderr and "`tooltray demo`" in result.stderr
+    assert "bundles were inferred from the tool names" in result.stderr
+    for refused in (["--session", "s1"], ["--db", "typo.db"]):
+        out = CliRunner().invoke(cli, [*args, *refused])
+        assert out.exit_code == 2 and "`tooltray db upgrade`" in out.output, out.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tools.json"]

@@ -126,3 +126,29 @@ def test_the_picture_and_summary_show_each_turns_prompt_re_used_and_new(
     assert lines[4] == "prompt tokens (estimate): 850 re-used (41%), 1,200 new"
     assert lines[5] == "reported by the provider: 800 cached, 350 uncached input, 60 output"
     assert len(summary_lines(summarize(store, "calm"))) == 4  # nothing stored, nothing shown
+
+
+def test_a_japanese_session_id_draws_without_missing_glyphs(db_url: str, tmp_path: Path) -> None:
+    """The id is drawn in a font that has its glyphs if one is installed, else escaped to ASCII;
+    either way no "Glyph missing" warning and no box."""
+    import warnings
+
+    pytest.importorskip("matplotlib")
+    from matplotlib.font_manager import findfont
+    from matplotlib.ft2font import FT2Font
+
+    from tooltray.memory.report.draw import title_and_font
+
+    sid = "セッション-1"
+    with Store(db_url, auto_upgrade=True) as made:
+        _session(made, sid, escape=False)
+        line = build_timeline(made, sid)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = draw_timeline(line, tmp_path / "jp.png")
+    assert out.stat().st_size > 0
+    assert [str(w.message) for w in caught] == []
+    title, font = title_and_font(sid)
+    charmap = FT2Font(findfont(font)).get_charmap()
+    assert all(ord(c) in charmap for c in title)
+    assert sid in title or "\\u30bb\\u30c3" in title

@@ -78,7 +78,12 @@ def _grouped(catalog: Catalog) -> Catalog:
     if any(t.bundle for t in catalog.tools):
         return catalog
     catalog.tools = grouped(catalog.tools)
-    catalog.inferred = any(t.bundle for t in catalog.tools)
+    members: dict[str, list[str]] = {}
+    for spec in catalog.tools:
+        if spec.bundle is not None:
+            members.setdefault(spec.bundle, []).append(spec.name)
+    catalog.bundles = [Bundle(name=b, description="", members=tuple(m)) for b, m in members.items()]
+    catalog.inferred = bool(members)
     return catalog
 
 
