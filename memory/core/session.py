@@ -61,7 +61,7 @@ from tooltray.memory.store.records import (
     apply_local,
     empty_snapshot,
 )
-from tooltray.tools.errors import StoreError
+from tooltray.tools.errors import StoreDataError, StoreError
 from tooltray.tools.render import count_tokens, render_one
 
 Part = tuple[str, int]
@@ -410,13 +410,38 @@ class Journal:
         if not state.pending or (state.unread and not self._reread(state)):
             return
         try:
-            stored = self.store.apply(state.session_id, list(state.pending))
+            stored: SessionSnapshot | None = self.store.apply(state.session_id, state.pending)
+            state.pending.clear()
+        except StoreDataError:
+            stored = self._one_by_one(state)
         except StoreError as exc:
             warn(state, "store", exc)
             return
-        state.pending.clear()
-        state.snapshot = stored
+        if state.pending:
+            return
+        state.snapshot = stored or state.snapshot
         recovered(state, "store")
+
+    def _one_by_one(self, state: SessionState) -> SessionSnapshot | None:
+        """Store the queue change by change: one that can never be stored (a data error, not an
+        outage) is dropped with one log line, so it cannot hold up the session's later writes;
+        an outage keeps the rest queued."""
+        stored = None
+        while state.pending:
+            try:
+                stored = self.store.apply(state.session_id, state.pending[:1])
+            except StoreDataError as exc:
+                log.error(
+                    "tooltray dropped one change to session %s: %s; the database is fine and "
+                    "the session's other changes are stored.",
+                    state.session_id,
+                    exc,
+                )
+            except StoreError as exc:
+                warn(state, "store", exc)
+                return None
+            state.pending.pop(0)
+        return stored
 
     def defer(self, state: SessionState, changes: Changes) -> None:
         """Apply tool-used changes now and store them with the next commit (turn end at latest)."""
