@@ -30,9 +30,8 @@ transaction. Inside :meth:`Journal.call` (one public call of the trinket) commit
 their changes: the call computes first and stores its whole change set in one transaction at the
 end, and the signals it announced fire after that, so a receiver reads what the call stored.
 While the database is down the changes wait in ``state.pending`` and are replayed, in order, by
-the first commit that reaches it. Tool-used records are applied at once but stored with the
-next commit (:meth:`Journal.defer`): a burst of calls costs no transaction of its own, and a
-crash loses at most the turn in flight.
+the first commit that reaches it. A tool-used record is stored when it is received, in its
+own small transaction (or with the open call's), so a kill right after a tool ran loses no use.
 """
 
 from __future__ import annotations

@@ -496,7 +496,7 @@ class ToolLoaderTrinket:
             if not self.registry.is_allowed(payload.tool):
                 why = "reported as used, but unknown or not in the allow-list"
                 refused = self._event(state, "refused", payload.tool[:64], why)
-                self.journal.defer(state, Changes(events=[refused]))
+                self.journal.commit(state, Changes(events=[refused]))
                 return
             changes = Changes(uses=[Use(payload.tool, turn)])
             if self.settings.learn == "on":
@@ -504,7 +504,7 @@ class ToolLoaderTrinket:
             if not state.is_loaded(payload.tool):
                 changes.loads.append(Load(payload.tool, "escape", turn))
                 changes.events.append(self._event(state, "escape", payload.tool, "unlisted_call"))
-            self.journal.defer(state, changes)
+            self.journal.commit(state, changes)  # durable now: a kill must not lose it
             if changes.loads:
                 hatch = p.EscapeHatch(turn=turn, kind="unlisted_call", tools=[payload.tool])
                 sig.emit(sig.escape_hatch, state.session_id, hatch)
