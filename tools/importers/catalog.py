@@ -171,8 +171,8 @@ class _Reader:
         if "parameters" in row and not isinstance(row["parameters"], dict):
             raise ToolSpecError(
                 f"{self.where(line, name)}: 'parameters' must be a JSON Schema object, got "
-                f"{json.dumps(row['parameters'])[:40]}; write {{}} (or leave the field out) for a tool "
-                'without arguments, else {"type": "object", "properties": {...}}.'
+                f"{json.dumps(row['parameters'])[:40]}; write {{}} (or leave the field out) for "
+                'a tool without arguments, else {"type": "object", "properties": {...}}.'
             )
 
     def check_unique(self, name: str, raw: Any, line: int) -> None:
