@@ -60,6 +60,7 @@ from tooltray.memory.store.records import (
     apply_local,
     empty_snapshot,
 )
+from tooltray.memory.store.store import is_transient
 from tooltray.tools.errors import StoreDataError, StoreError
 from tooltray.tools.render import count_tokens, render_one
 
@@ -262,12 +263,14 @@ log = logging.getLogger("tooltray")
 
 
 def warn(state: SessionState, reason: str, exc: Exception) -> None:
-    """Log loudly and signal ``loader-degraded``, once per outage (:func:`recovered` ends one)."""
+    """Log and signal ``loader-degraded``, once per outage (:func:`recovered` ends one): an
+    ERROR, or a WARNING for a database busy past its budget (its changes wait, none is lost)."""
     if reason in state.warned:
         return
     state.warned.add(reason)
     kept = "keeping the last known tools and queueing changes until it is back"
-    log.error(
+    log.log(
+        logging.WARNING if is_transient(exc.__cause__ or exc) else logging.ERROR,
         "tooltray %s failed for session %s: %s; %s.",
         reason,
         state.session_id,
@@ -285,7 +288,7 @@ def recovered(state: SessionState, reason: str) -> None:
     """The fault behind ``reason`` is gone: say so, so that the next outage is loud again."""
     if reason in state.warned:
         state.warned.discard(reason)
-        log.warning("tooltray %s works again for session %s.", reason, state.session_id)
+        log.info("tooltray %s works again for session %s.", reason, state.session_id)
 
 
 StartLate = Callable[[SessionState], None]
