@@ -30,6 +30,7 @@ SUITES: dict[str, str] = {
     "needed": "needed",
     "reprocess": "reprocess",
     "frontier": "frontier",
+    "retention": "retention",
 }
 DEFAULT_DATA = HERE.parent.parent / "shared" / "data"
 
