@@ -125,6 +125,8 @@ def with_retries(
             log.debug("tooltray store busy, retry %d to %s: %s", attempt, what, first_line(exc))
             time.sleep(min(backoff(attempt), left))
         except (UnicodeError, ValueError, TypeError) as exc:
+            if isinstance(exc, TypeError) and not writing:
+                raise  # a read's TypeError is a bug, not damage
             raise permanent(what, exc, writing) from exc
     raise AssertionError("unreachable")  # pragma: no cover
 
