@@ -31,6 +31,7 @@ SUITES: dict[str, str] = {
     "reprocess": "reprocess",
     "frontier": "frontier",
     "bounds": "bounds",
+    "retention": "retention",
 }
 DEFAULT_DATA = HERE.parent.parent / "shared" / "data"
 

@@ -109,6 +109,11 @@ class Settings(BaseSettings):
         store_wait: seconds a store call may wait for a database another process holds locked;
             past it the turn goes on with what is known and the changes are queued, to be
             written once the database is free (a turn waits out at most one such budget).
+        retain_days: what ``tooltray db prune`` keeps by age: sessions idle longer (with their
+            loaded sets, history, turns and stored results), older rows of any session and
+            older cached vectors are dropped (``None``: no age limit).
+        retain_mb: what ``tooltray db prune`` keeps by size (SQLite): the least recently
+            written sessions go until the store fits, then the space is given back.
     """
 
     model_config = SettingsConfigDict(env_prefix="TOOLTRAY_", extra="ignore")
@@ -156,6 +161,8 @@ class Settings(BaseSettings):
     learn_max_requests: int = Field(default=10_000, ge=1)
     learn_max_pairs: int = Field(default=50_000, ge=1)
     store_wait: float = Field(default=1.0, ge=0.0, le=3600.0)
+    retain_days: float | None = Field(default=None, gt=0)
+    retain_mb: float | None = Field(default=None, gt=0)
     reveal: Reveal = "append"
     tool_addition: bool = False
     opening: Literal["priced", "share"] = "priced"

@@ -68,6 +68,15 @@ class StoreError(TooltrayError):
     """The database could not be read or written (locked, corrupt, unreachable)."""
 
 
+class StoreDataError(StoreError):
+    """A change holds a value the database can never take (encoding, type, constraint): no retry
+    helps, so the writer drops that change and goes on with the rest (an outage keeps them)."""
+
+
+class InputError(TooltrayError, ValueError):
+    """A caller passed the public API a session id, messages or a name it cannot use."""
+
+
 class SchemaVersionError(StoreError):
     """The database schema is older or newer than this tooltray; run `tooltray db upgrade`."""
 

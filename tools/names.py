@@ -15,6 +15,9 @@ from collections.abc import Iterable
 from tooltray.tools.errors import ToolSpecError
 
 MAX_NAME = 64
+META_NAMES = frozenset({"load_tools", "unload_tools", "fallback", "read_result", "call_tool"})
+"""The meta-tools' names (and the ``call_tool`` bridge's): a catalog tool by one of these names
+would be shadowed by tooltray's own, so catalog readers refuse it."""
 MAX_CANDIDATES = 5
 _INVALID = re.compile(r"[^a-zA-Z0-9_.-]")
 

@@ -147,6 +147,14 @@ def _check_schema_node(node: Any, path: str) -> None:
             _check_schema_node(sub, _where((path, ".properties.", _key(key))))
     if "items" in node and not isinstance(node["items"], (dict, bool, list)):
         raise ToolSpecError(f"Schema at {path}.items must be a schema.")
+    extra = node.get("additionalProperties", True)
+    if not isinstance(extra, dict | bool):
+        raise ToolSpecError(
+            f"Schema at {path}.additionalProperties must be true, false or a schema, got "
+            f"{shown(extra)}: use false to refuse unknown arguments."
+        )
+    if isinstance(extra, dict):
+        _check_schema_node(extra, f"{path}.additionalProperties")
     required = node.get("required")
     if required is not None and not (
         isinstance(required, list) and all(isinstance(r, str) for r in required)

@@ -31,7 +31,9 @@ if TYPE_CHECKING:  # the store (SQLAlchemy, Alembic) loads when a command runs, 
     from rich.table import Table
 
     from tooltray.memory.cli.sqlconsole.timeline import Timeline
+    from tooltray.memory.store import Store
     from tooltray.memory.store.records import HistoryEvent, TurnRecord
+    from tooltray.memory.store.retention import Policy
 
 # tooltray.memory.cli.sqlconsole.limits' defaults, repeated so --help does not load it (a test
 # keeps them equal)
@@ -160,28 +162,92 @@ def db_current(db: str | None, fmt: str) -> None:
 @db_group.command("prune")
 @click.option(
     "--before",
-    required=True,
     type=click.DateTime(["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S"]),
-    help="Drop history and turn rows written before this date (UTC).",
+    help="Drop history and turn rows written before this date (UTC); sessions stay.",
 )
+@click.option(
+    "--max-age",
+    "max_age",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="DAYS",
+    help="Drop sessions idle longer, with their rows and results, and older cached vectors "
+    "(default: the retain_days setting).",
+)
+@click.option(
+    "--max-mb",
+    "max_mb",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="MB",
+    help="SQLite: drop the least recently written sessions until the store fits "
+    "(default: the retain_mb setting).",
+)
+@click.option("--no-vacuum", is_flag=True, help="Keep the freed space in the SQLite file.")
 @DB_OPTION
-def db_prune(before: datetime, db: str | None) -> None:
-    """Drop old raw history (history and turns rows); what was learned and the sessions stay."""
-    from tooltray.memory.learning.prune import prune_history
+def db_prune(
+    before: datetime | None,
+    max_age: float | None,
+    max_mb: float | None,
+    no_vacuum: bool,
+    db: str | None,
+) -> None:
+    """Drop old rows by date, age or size and give the space back; what was learned stays."""
     from tooltray.memory.store import Store, resolve_url
     from tooltray.memory.store.access import require_writable
     from tooltray.memory.store.probe import display_url, no_database, probe
 
+    policy = prune_policy(before, max_age, max_mb, not no_vacuum)
     url = resolve_url(db)
     if probe(url).kind == "empty":
         raise no_database(url)
     require_writable(url)
     with Store(url) as store:
+        click.echo(f"{display_url(url)}: {prune_store(store, before, policy)}")
+
+
+def prune_policy(
+    before: datetime | None, max_age: float | None, max_mb: float | None, vacuum: bool
+) -> Policy:
+    """The retention policy of ``db prune``: its options, else the ``retain_*`` settings."""
+    from datetime import timedelta
+
+    from tooltray.memory.config import Settings
+    from tooltray.memory.store.retention import Policy
+    from tooltray.memory.store.tables import utcnow
+    from tooltray.tools.errors import ConfigError
+
+    settings = Settings()
+    days = max_age if max_age is not None else settings.retain_days
+    mb = max_mb if max_mb is not None else settings.retain_mb
+    if before is None and days is None and mb is None:
+        raise ConfigError(
+            "nothing to prune by: pass --before DATE, --max-age DAYS or --max-mb MB, or set "
+            "retain_days / retain_mb (TOOLTRAY_RETAIN_DAYS, tooltray.toml)"
+        )
+    cutoff = utcnow() - timedelta(days=days) if days is not None else None
+    size = int(mb * 1_000_000) if mb is not None else None
+    return Policy(before=cutoff, max_bytes=size, vacuum=vacuum)
+
+
+def prune_store(store: Store, before: datetime | None, policy: Policy) -> str:
+    """Run the prune and say what it dropped, in one line."""
+    from tooltray.memory.learning.prune import prune_history
+    from tooltray.memory.store.retention import apply_policy
+
+    said = []
+    if before is not None:
         report = prune_history(store, before)
-    click.echo(
-        f"{display_url(url)}: dropped {report.history} history and {report.turns} turn rows "
-        f"written before {before:%Y-%m-%d %H:%M:%S} UTC; learned state kept"
-    )
+        said.append(
+            f"dropped {report.history} history and {report.turns} turn rows written before "
+            f"{before:%Y-%m-%d %H:%M:%S} UTC"
+        )
+    if policy.before is not None or policy.max_bytes is not None or policy.vacuum:
+        d = apply_policy(store, policy)
+        said.append(
+            f"dropped {d.sessions} sessions, {d.history} history, {d.turns} turn, "
+            f"{d.results} result and {d.embeddings} cached-vector rows"
+            + (f"; {d.size_before:,} -> {d.size_after:,} bytes" if d.size_after else "")
+        )
+    return "; ".join(said) + "; learned state kept"
 
 
 @click.command("sql")

@@ -30,9 +30,8 @@ transaction. Inside :meth:`Journal.call` (one public call of the trinket) commit
 their changes: the call computes first and stores its whole change set in one transaction at the
 end, and the signals it announced fire after that, so a receiver reads what the call stored.
 While the database is down the changes wait in ``state.pending`` and are replayed, in order, by
-the first commit that reaches it. Tool-used records are applied at once but stored with the
-next commit (:meth:`Journal.defer`): a burst of calls costs no transaction of its own, and a
-crash loses at most the turn in flight.
+the first commit that reaches it. A tool-used record is stored when it is received, in its
+own small transaction (or with the open call's), so a kill right after a tool ran loses no use.
 """
 
 from __future__ import annotations
@@ -61,7 +60,8 @@ from tooltray.memory.store.records import (
     apply_local,
     empty_snapshot,
 )
-from tooltray.tools.errors import StoreError
+from tooltray.memory.store.store import is_transient
+from tooltray.tools.errors import StoreDataError, StoreError
 from tooltray.tools.render import count_tokens, render_one
 
 Part = tuple[str, int]
@@ -263,12 +263,14 @@ log = logging.getLogger("tooltray")
 
 
 def warn(state: SessionState, reason: str, exc: Exception) -> None:
-    """Log loudly and signal ``loader-degraded``, once per outage (:func:`recovered` ends one)."""
+    """Log and signal ``loader-degraded``, once per outage (:func:`recovered` ends one): an
+    ERROR, or a WARNING for a database busy past its budget (its changes wait, none is lost)."""
     if reason in state.warned:
         return
     state.warned.add(reason)
     kept = "keeping the last known tools and queueing changes until it is back"
-    log.error(
+    log.log(
+        logging.WARNING if is_transient(exc.__cause__ or exc) else logging.ERROR,
         "tooltray %s failed for session %s: %s; %s.",
         reason,
         state.session_id,
@@ -286,7 +288,7 @@ def recovered(state: SessionState, reason: str) -> None:
     """The fault behind ``reason`` is gone: say so, so that the next outage is loud again."""
     if reason in state.warned:
         state.warned.discard(reason)
-        log.warning("tooltray %s works again for session %s.", reason, state.session_id)
+        log.info("tooltray %s works again for session %s.", reason, state.session_id)
 
 
 StartLate = Callable[[SessionState], None]
@@ -410,13 +412,38 @@ class Journal:
         if not state.pending or (state.unread and not self._reread(state)):
             return
         try:
-            stored = self.store.apply(state.session_id, list(state.pending))
+            stored: SessionSnapshot | None = self.store.apply(state.session_id, state.pending)
+            state.pending.clear()
+        except StoreDataError:
+            stored = self._one_by_one(state)
         except StoreError as exc:
             warn(state, "store", exc)
             return
-        state.pending.clear()
-        state.snapshot = stored
+        if state.pending:
+            return
+        state.snapshot = stored or state.snapshot
         recovered(state, "store")
+
+    def _one_by_one(self, state: SessionState) -> SessionSnapshot | None:
+        """Store the queue change by change: one that can never be stored (a data error, not an
+        outage) is dropped with one log line, so it cannot hold up the session's later writes;
+        an outage keeps the rest queued."""
+        stored = None
+        while state.pending:
+            try:
+                stored = self.store.apply(state.session_id, state.pending[:1])
+            except StoreDataError as exc:
+                log.error(
+                    "tooltray dropped one change to session %s: %s; the database is fine and "
+                    "the session's other changes are stored.",
+                    state.session_id,
+                    exc,
+                )
+            except StoreError as exc:
+                warn(state, "store", exc)
+                return None
+            state.pending.pop(0)
+        return stored
 
     def defer(self, state: SessionState, changes: Changes) -> None:
         """Apply tool-used changes now and store them with the next commit (turn end at latest)."""

@@ -36,6 +36,7 @@ from blinker import NamedSignal
 from tooltray.events import payloads as p
 from tooltray.events import signals as sig
 from tooltray.memory.config import Settings
+from tooltray.memory.core import inputs
 from tooltray.memory.core.planner import Plan, Planner, evict, expire_fallback
 from tooltray.memory.core.prompt import (
     NATIVE_PATHS,
@@ -315,6 +316,7 @@ class ToolLoaderTrinket:
         imply) and selects again, appending fresh picks. A process that merely restarts should
         call :meth:`prepare` instead, which rehydrates the session without a boundary.
         """
+        session_id, messages = inputs.session_id(session_id), inputs.messages(messages)
         with self._lock:
             self.flush(session_id)
             self._forget(session_id)
@@ -330,11 +332,13 @@ class ToolLoaderTrinket:
 
     def prepare(self, session_id: str, messages: Sequence[dict[str, Any]]) -> PromptView:
         """The prompt for this turn: call before every model request (also mid-turn)."""
+        session_id, messages = inputs.session_id(session_id), inputs.messages(messages)
         with self._lock, self.journal.call():
             return self._prepare(self._state(session_id), list(messages))
 
     def end(self, session_id: str) -> None:
         """Mark the session ended; its state stays in the store for a later resume."""
+        session_id = inputs.session_id(session_id)
         with self._lock:
             with self.journal.call():
                 state = self._state(session_id)
@@ -347,17 +351,20 @@ class ToolLoaderTrinket:
 
     def compact(self, session_id: str, turn: int | None = None) -> list[str]:
         """Tell tooltray the context was compacted: a boundary where idle tools are evicted."""
+        session_id = inputs.session_id(session_id)
         before = set(self.loaded(session_id))
         sig.emit(sig.context_compacted, session_id, p.ContextCompacted(turn=turn))
         return sorted(before - set(self.loaded(session_id)))
 
     def loaded(self, session_id: str) -> list[str]:
         """The session's loaded tools in ``tools=`` order."""
+        session_id = inputs.session_id(session_id)
         with self._lock:
             return self._state(session_id).loaded_names()
 
     def state(self, session_id: str) -> SessionState:
         """The live state of a session (loads it from the store if needed)."""
+        session_id = inputs.session_id(session_id)
         with self._lock:
             return self._state(session_id)
 
@@ -397,12 +404,15 @@ class ToolLoaderTrinket:
         return inner, json.dumps(args) if isinstance(arguments, str) else args
 
     def handle_meta(self, session_id: str, name: str, arguments: Any) -> str:
-        """Run a meta-tool call and return the short text for the model; never raises."""
+        """Run a meta-tool call and return the short text for the model; never raises for any
+        name or arguments (an unusable session id raises :class:`InputError`)."""
         return self.run_meta(session_id, name, arguments)[0]
 
     def run_meta(self, session_id: str, name: str, arguments: Any) -> tuple[str, bool]:
         """:meth:`handle_meta`'s text, and whether the call was refused (unusable arguments or
         not a meta-tool): a protocol with an error flag, MCP's ``isError``, must set it."""
+        session_id, name = inputs.session_id(session_id), inputs.meta_name(name)
+        arguments = inputs.meta_arguments(arguments)
         with self._lock, self.journal.call():
             state = self._state(session_id)
             try:
@@ -432,6 +442,7 @@ class ToolLoaderTrinket:
         deferral refused) or the synthetic ``load_tools`` exchange (``to="exchange"``:
         ``tool_addition`` refused), so the turn is sent again rather than failed. Logged once
         and recorded as a ``degraded`` event."""
+        session_id, reason = inputs.session_id(session_id), inputs.text(reason)
         with self._lock, self.journal.call():
             state = self._state(session_id)
             s, meta = self.settings, state.snapshot.meta
@@ -445,6 +456,11 @@ class ToolLoaderTrinket:
 
     def refuse(self, session_id: str, tool: str, reason: str) -> None:
         """Record that a call to ``tool`` was refused (not allowed, unknown, bad arguments)."""
+        session_id, tool, reason = (
+            inputs.session_id(session_id),
+            inputs.text(tool),
+            inputs.text(reason),
+        )
         with self._lock, self.journal.call():
             state = self._state(session_id)
             event = self._event(state, "refused", tool[:64], reason[:500])
@@ -452,6 +468,11 @@ class ToolLoaderTrinket:
 
     def shorten(self, session_id: str, tool: str, result: str) -> str:
         """A long result shortened with a handle (full text stored); short ones unchanged."""
+        session_id, tool, result = (
+            inputs.session_id(session_id),
+            inputs.text(tool),
+            inputs.text(result),
+        )
         with self._lock:
             state = self._state(session_id)
             return self.shelf.shorten(session_id, state.turn, tool, result)
@@ -475,7 +496,7 @@ class ToolLoaderTrinket:
             if not self.registry.is_allowed(payload.tool):
                 why = "reported as used, but unknown or not in the allow-list"
                 refused = self._event(state, "refused", payload.tool[:64], why)
-                self.journal.defer(state, Changes(events=[refused]))
+                self.journal.commit(state, Changes(events=[refused]))
                 return
             changes = Changes(uses=[Use(payload.tool, turn)])
             if self.settings.learn == "on":
@@ -483,7 +504,7 @@ class ToolLoaderTrinket:
             if not state.is_loaded(payload.tool):
                 changes.loads.append(Load(payload.tool, "escape", turn))
                 changes.events.append(self._event(state, "escape", payload.tool, "unlisted_call"))
-            self.journal.defer(state, changes)
+            self.journal.commit(state, changes)  # durable now: a kill must not lose it
             if changes.loads:
                 hatch = p.EscapeHatch(turn=turn, kind="unlisted_call", tools=[payload.tool])
                 sig.emit(sig.escape_hatch, state.session_id, hatch)

@@ -24,6 +24,7 @@ from numpy.typing import NDArray
 
 from tooltray.memory.embedders.base import Kind, Vectors, empty, normalise
 from tooltray.memory.tuning import COMPACT_OVER
+from tooltray.tools.clean import clean_text
 from tooltray.tools.errors import EmbedderError
 
 STOPWORDS = frozenset(STOPWORDS_EN)
@@ -150,7 +151,7 @@ class MiniLMOnnxEmbedder:
 
     def _encode(self, texts: Sequence[str], kind: Kind) -> list[tuple[Any, NDArray[np.bool_]]]:
         over = self.compact_over if kind == "query" else None
-        texts = [t or " " for t in texts]
+        texts = [clean_text(t) or " " for t in texts]  # a lone surrogate fails the tokenizer
         encoded = self._tokenizer.encode_batch(texts)
         return [(e, content_mask(t, e, over)) for t, e in zip(texts, encoded, strict=True)]
 

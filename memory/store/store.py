@@ -12,6 +12,7 @@ until one gets through; the trinket queues what could not be written.
 
 from __future__ import annotations
 
+import logging
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -21,7 +22,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import Connection, Engine, delete, select
-from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, SQLAlchemyError
 
 from tooltray.memory.store.access import readonly_hint
 from tooltray.memory.store.engine import BUSY_MS, IMMEDIATE, is_sqlite, make_engine, sqlite_path
@@ -52,7 +53,7 @@ from tooltray.memory.store.tables import (
     utcnow,
 )
 from tooltray.memory.store.url import resolve_url
-from tooltray.tools.errors import StoreError
+from tooltray.tools.errors import StoreDataError, StoreError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -66,6 +67,8 @@ BASE_DELAY = 0.005
 MAX_DELAY = 0.5
 _SQLITE_BUSY = ("database is locked", "database table is locked", "database is busy")
 _PG_RETRY_STATES = {"40001", "40P01", "55P03"}
+_BIND_ERRORS = ("binding parameter", "cannot adapt", "type is not supported", "nul (0x00)")
+log = logging.getLogger("tooltray")
 
 
 def is_transient(exc: BaseException) -> bool:
@@ -85,12 +88,19 @@ def backoff(attempt: int) -> float:
 
 
 def with_retries(
-    fn: Callable[[], T], *, what: str, attempts: int = ATTEMPTS, deadline: float | None = None
+    fn: Callable[[], T],
+    *,
+    what: str,
+    attempts: int = ATTEMPTS,
+    deadline: float | None = None,
+    writing: bool = False,
 ) -> T:
     """Run ``fn`` (one whole transaction), retrying transient failures up to ``attempts`` times
-    and, with a ``deadline`` (a :func:`time.monotonic` time), not after it.
+    and, with a ``deadline`` (a :func:`time.monotonic` time), not after it. Each retry is logged
+    at DEBUG: a lock that a retry outlasts lost nothing.
 
     Raises:
+        StoreDataError: ``writing`` and a value of the change can never be stored.
         StoreError: the database kept refusing, or failed in a way a retry cannot fix.
     """
     for attempt in range(1, attempts + 1):
@@ -98,17 +108,47 @@ def with_retries(
             return fn()
         except SQLAlchemyError as exc:
             if not is_transient(exc):
-                raise StoreError(f"could not {what}: {readonly_hint(first_line(exc))}") from exc
+                raise permanent(what, exc, writing) from exc
             left = float("inf") if deadline is None else deadline - time.monotonic()
             if attempt == attempts or left <= 0:
                 raise busy(what, attempt, exc) from exc
+            log.debug("tooltray store busy, retry %d to %s: %s", attempt, what, first_line(exc))
             time.sleep(min(backoff(attempt), left))
-        except (UnicodeError, ValueError) as exc:
-            raise StoreError(
-                f"could not {what}: a stored value is damaged ({type(exc).__name__}: "
-                f"{str(exc)[:120]}); move the database aside or restore a backup"
-            ) from exc
+        except (UnicodeError, ValueError, TypeError) as exc:
+            if isinstance(exc, TypeError) and not writing:
+                raise  # a read's TypeError is a bug, not damage
+            raise permanent(what, exc, writing) from exc
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def is_data_error(exc: BaseException) -> bool:
+    """True for a value the database can never take: bad encoding or type, a broken constraint.
+
+    An outage (a lock, a lost connection, a missing table) is not one: its change may go
+    through later, so it is kept; a data error fails the same way on every retry. A stored
+    value that does not decode is damage, not the change's fault, and is not one either.
+    """
+    if isinstance(exc, UnicodeEncodeError | TypeError | DataError | IntegrityError):
+        return True
+    orig = getattr(exc, "orig", None)
+    if isinstance(orig, UnicodeEncodeError | TypeError):
+        return True  # a bind value the driver or SQLAlchemy could not convert
+    return any(text in str(orig).lower() for text in _BIND_ERRORS)
+
+
+def permanent(what: str, exc: BaseException, writing: bool) -> StoreError:
+    """The error of a failure no retry fixes: a change's bad value, or damage in what is read."""
+    if writing and is_data_error(exc):
+        return StoreDataError(
+            f"could not {what}: a value in the change cannot be stored "
+            f"({type(exc).__name__}: {first_line(exc)[:160]})"
+        )
+    if isinstance(exc, UnicodeError | ValueError | TypeError):
+        return StoreError(
+            f"could not {what}: a stored value is damaged ({type(exc).__name__}: "
+            f"{str(exc)[:120]}); move the database aside or restore a backup"
+        )
+    return StoreError(f"could not {what}: {readonly_hint(first_line(exc))}")
 
 
 def busy(what: str, attempts: int, exc: BaseException) -> StoreError:
@@ -131,7 +171,7 @@ class Patience:
     seconds: float
     busy: bool = False
 
-    def run(self, fn: Callable[[float], T], *, what: str) -> T:
+    def run(self, fn: Callable[[float], T], *, what: str, writing: bool = False) -> T:
         """Run ``fn(wait)`` with retries inside the budget; ``wait`` is what one attempt may
         block for (SQLite's busy timeout). A known-busy database gets one attempt, no wait."""
         budget = 0.0 if self.busy else self.seconds
@@ -143,6 +183,7 @@ class Patience:
                 what=what,
                 attempts=attempts,
                 deadline=deadline,
+                writing=writing,
             )
         except StoreError as exc:
             self.busy = is_transient(exc.__cause__ or exc)
@@ -197,7 +238,9 @@ class Store:
         return f"Store({display_url(self.url)!r})"
 
     def _write(self, what: str, fn: Callable[[Connection], T]) -> T:
-        return self._writes.run(lambda wait: self._once(fn, wait, writer=True), what=what)
+        return self._writes.run(
+            lambda wait: self._once(fn, wait, writer=True), what=what, writing=True
+        )
 
     def _read(self, what: str, fn: Callable[[Connection], T]) -> T:
         """Run ``fn`` in a transaction that is rolled back: a read never commits."""

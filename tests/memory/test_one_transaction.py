@@ -64,7 +64,7 @@ def test_each_public_call_commits_at_most_once(
     trinket.prepare("s", messages)
     assert commits.take() <= 1, "a mid-turn prepare"
     emit(tool_used, "s", ToolUsed(tool="weather_forecast"))
-    assert commits.take() == 0, "tool-used is stored with the next commit"
+    assert commits.take() == 1, "tool-used is stored when received"
     emit(turn_completed, "s", TurnCompleted())
     assert commits.take() == 1, "turn-completed"
     messages += [{"role": "assistant", "content": "Sunny."}, user("Send an email to Ann about it")]

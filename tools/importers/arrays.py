@@ -38,7 +38,7 @@ def tool_array(text: str) -> list[Any] | None:
     """
     try:
         data = json.loads(text)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):  # jsonl, or too deep: read line by line
         return None
     if isinstance(data, Mapping) and isinstance(data.get("result"), Mapping):
         data = data["result"]

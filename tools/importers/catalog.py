@@ -5,7 +5,8 @@ Format (``tools.jsonl``, UTF-8, blank lines ignored), one object per line:
 =====================  =========================================================================
 ``name``               required; 1-64 of ``[a-zA-Z0-9_.-]``
 ``description``        string (empty allowed, warned once per file)
-``parameters``         JSON Schema object; ``{}`` or absent means "no arguments"
+``parameters``         JSON Schema object; ``{}`` or absent means "no arguments" (``null``,
+                       ``0`` or ``[]`` are refused)
 ``group``              bundle name or ``null`` (``bundle`` is accepted as a synonym)
 ``bundle_description`` optional one-line description of this line's group; lines must agree
 ``tags``               optional list of strings; ``priority`` int; ``pinned`` bool
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,7 +38,7 @@ from tooltray.tools.errors import DuplicateToolError, ToolSpecError, shown
 from tooltray.tools.grouping import grouped
 from tooltray.tools.importers.arrays import read_tool_array, tool_array
 from tooltray.tools.importers.build import make_spec
-from tooltray.tools.names import match_key, sanitize_name
+from tooltray.tools.names import META_NAMES, match_key, sanitize_name
 from tooltray.tools.spec import Bundle, ToolSpec, check_name
 
 FIELDS = frozenset(
@@ -128,6 +130,12 @@ class _Reader:
             row = json.loads(text)
         except json.JSONDecodeError as exc:
             raise ToolSpecError(f"{self.where(line)}: not valid JSON ({exc.msg}).") from None
+        except RecursionError:
+            raise ToolSpecError(
+                f"{self.where(line)}: nested deeper than the JSON reader allows (about "
+                f"{sys.getrecursionlimit():,} levels); flatten the schema, e.g. move repeated "
+                "parts into $defs."
+            ) from None
         if not isinstance(row, dict):
             got = type(row).__name__
             raise ToolSpecError(f"{self.where(line)}: expected a JSON object, got {got}.")
@@ -148,6 +156,7 @@ class _Reader:
         if raw_group is not None:
             group = self.rename(raw_group, line, "group", self.out.renamed_bundles)
         self.check_unique(name, row.get("name"), line)
+        self.check_fields(name, row, line)
         extra = {k: row[k] for k in ("tags", "priority", "pinned") if k in row}
         if "tags" in extra and isinstance(extra["tags"], list):
             extra["tags"] = tuple(extra["tags"])
@@ -155,7 +164,7 @@ class _Reader:
             self.where(line, row.get("name")),
             name=name,
             description=row.get("description", ""),
-            parameters=row.get("parameters") or {},
+            parameters=row.get("parameters", {}),
             bundle=group,
             source=self.source,
             **extra,
@@ -167,6 +176,22 @@ class _Reader:
             self.members.setdefault(group, []).append(name)
             if "bundle_description" in row:
                 self.describe(group, row["bundle_description"], self.where(line))
+
+    def check_fields(self, name: str, row: dict[str, Any], line: int) -> None:
+        """Refuse a meta-tool's name and ``parameters`` that are not a schema object: ``0``,
+        ``[]`` or ``null`` used to pass as "no arguments" and hide a broken export."""
+        if name in META_NAMES:
+            raise ToolSpecError(
+                f"{self.where(line, name)}: {name!r} is the name of a tooltray meta-tool, which "
+                "would shadow this tool; rename it (say, to "
+                f"{(row.get('group') or row.get('bundle') or 'my')!s}_{name})."
+            )
+        if "parameters" in row and not isinstance(row["parameters"], dict):
+            raise ToolSpecError(
+                f"{self.where(line, name)}: 'parameters' must be a JSON Schema object, got "
+                f"{json.dumps(row['parameters'])[:40]}; write {{}} (or leave the field out) for "
+                'a tool without arguments, else {"type": "object", "properties": {...}}.'
+            )
 
     def check_unique(self, name: str, raw: Any, line: int) -> None:
         first = self.lines.get(name) or self.keys.get(match_key(name))

@@ -15,6 +15,7 @@ import sqlite3
 import sys
 from pathlib import Path
 
+from tooltray.memory.cli.sqlconsole.limits import bounded
 from tooltray.memory.store.probe_file import BUSY_TIMEOUT_MS, readonly_uri
 from tooltray.tools.errors import StoreError
 
@@ -66,10 +67,13 @@ def guard_sqlite_readonly(connection: sqlite3.Connection) -> None:
 
 
 def lock_down(connection: sqlite3.Connection) -> None:
-    """Make an open connection read-only: autocommit, busy timeout, ``query_only``, authorizer."""
+    """Make an open connection read-only: autocommit, busy timeout, ``query_only``, authorizer;
+    its SQL functions (SQLAlchemy's ``regexp`` and ``floor``) stop with the statement's bounds."""
     connection.isolation_level = None
     connection.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     connection.execute("PRAGMA query_only=ON")
+    connection.create_function("regexp", 2, bounded(_regexp), deterministic=True)
+    connection.create_function("floor", 1, bounded(math.floor), deterministic=True)
     guard_sqlite_readonly(connection)
 
 
@@ -84,8 +88,6 @@ def open_readonly(path: Path) -> sqlite3.Connection:
     """
     uri = readonly_uri(existing(path))
     connection = sqlite3.connect(uri, uri=True, check_same_thread=False)
-    connection.create_function("regexp", 2, _regexp, deterministic=True)
-    connection.create_function("floor", 1, math.floor, deterministic=True)
     lock_down(connection)
     return connection
 
@@ -102,4 +104,5 @@ def existing(path: Path) -> Path:
 
 
 def _regexp(pattern: str, value: str | None) -> bool | None:
+    """The stdlib ``re`` on purpose: it checks for signals while it backtracks (see bounded)."""
     return None if value is None else re.search(pattern, value) is not None

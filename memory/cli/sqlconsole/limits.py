@@ -13,7 +13,11 @@ reaches, with one line naming the bound and the flag that raises it:
   gets ``SQLITE_LIMIT_LENGTH``, so a single huge value fails before it is built;
 * Ctrl-C: SQLite's statement is interrupted (``sqlite3_interrupt``) at once; a PostgreSQL
   statement runs in a worker thread while the main thread waits in Python, where Ctrl-C
-  arrives at once, and cancels it on the server (:func:`cancellable`).
+  arrives at once, and cancels it on the server (:func:`cancellable`);
+* the console's own SQL functions (REGEXP): SQLite's progress handler and interrupt do not
+  reach inside a Python function, so a backtracking pattern ran past both. Each function is
+  wrapped by :func:`bounded`, and a timer at the deadline (``SIGALRM``) or Ctrl-C raises out of
+  it while it runs: the stdlib ``re`` checks for signals as it backtracks.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -54,6 +59,7 @@ class Stop:
     deadline: float
     reason: str | None = None
     limits: Limits = field(default_factory=Limits)
+    in_function: bool = False
 
     def expired(self) -> bool:
         if self.reason is None and time.monotonic() > self.deadline:
@@ -112,6 +118,31 @@ def fetch(cursor: Any, stop: Stop) -> tuple[list[tuple[Any, ...]], bool]:
     return rows[: limits.rows], len(rows) > limits.rows
 
 
+_RUNNING: ContextVar[Stop | None] = ContextVar("tooltray_sql_stop", default=None)
+
+
+class Halted(Exception):
+    """Raised out of a console SQL function when its statement passed a bound."""
+
+
+def bounded(fn: Callable[..., T]) -> Callable[..., T]:
+    """``fn`` as a SQL function that the running statement's deadline and Ctrl-C stop."""
+
+    def call(*args: Any) -> T:
+        stop = _RUNNING.get()
+        if stop is None:
+            return fn(*args)
+        if stop.reason is not None:
+            raise Halted(stop.reason)
+        stop.in_function = True
+        try:
+            return fn(*args)
+        finally:
+            stop.in_function = False
+
+    return call
+
+
 @contextmanager
 def sqlite_bounds(connection: sqlite3.Connection, limits: Limits) -> Iterator[Stop]:
     """Bound statements on ``connection``: deadline, value size, Ctrl-C (see the module)."""
@@ -119,28 +150,39 @@ def sqlite_bounds(connection: sqlite3.Connection, limits: Limits) -> Iterator[St
     if sys.version_info >= (3, 11):  # 3.10 has no setlimit; the byte count still applies
         connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, max(limits.max_bytes, 1000))
     connection.set_progress_handler(lambda: int(stop.expired()), PROGRESS_STEPS)
+    token = _RUNNING.set(stop)
     try:
-        with _on_ctrl_c(stop, connection.interrupt):
+        with _on_signals(stop, connection.interrupt):
             yield stop
     finally:
+        _RUNNING.reset(token)
         connection.set_progress_handler(None, PROGRESS_STEPS)
 
 
 @contextmanager
-def _on_ctrl_c(stop: Stop, interrupt: Any) -> Iterator[None]:
-    """While inside, Ctrl-C interrupts the statement instead of waiting for it to yield."""
+def _on_signals(stop: Stop, interrupt: Any) -> Iterator[None]:
+    """While inside, Ctrl-C and the deadline's timer stop the statement, a SQL function too."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
-    def handler(signum: int, frame: Any) -> None:
-        stop.reason = stop.reason or "interrupt"
-        interrupt()
+    def halt(reason: str) -> Callable[[int, Any], None]:
+        def handler(signum: int, frame: Any) -> None:
+            stop.reason = stop.reason or reason
+            interrupt()
+            if stop.in_function:
+                raise Halted(stop.reason)
 
-    previous = signal.signal(signal.SIGINT, handler)
+        return handler
+
+    previous = signal.signal(signal.SIGINT, halt("interrupt"))
+    alarm = signal.signal(signal.SIGALRM, halt("time"))
+    signal.setitimer(signal.ITIMER_REAL, max(stop.deadline - time.monotonic(), 0.001))
     try:
         yield
     finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, alarm)
         signal.signal(signal.SIGINT, previous)
 
 
