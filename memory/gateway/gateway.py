@@ -39,7 +39,8 @@ from tooltray.memory.agent.calls import argument_problem
 from tooltray.memory.config import Settings
 from tooltray.memory.core.trinket import ToolLoaderTrinket
 from tooltray.memory.gateway.catalog import GatewayCatalog, Route
-from tooltray.memory.gateway.config import GatewayConfig
+from tooltray.memory.gateway.config import GatewayConfig, GatewayConfigError
+from tooltray.memory.gateway.policy import GatewayPolicy
 from tooltray.memory.gateway.upstream import Upstream, UpstreamError
 from tooltray.memory.metatools.meta_tools import CALL_TOOL, parse_bridge
 from tooltray.tools.errors import MetaToolArgumentError, TooltrayError
@@ -80,11 +81,16 @@ class Gateway:
         **upstream_options: float,
     ) -> None:
         reveal = "append" if config.reveal == "bridge" else "prefix"
+        settings = settings or Settings()
+        self.policy = GatewayPolicy(
+            None if settings.allow is None else tuple(settings.allow), tuple(settings.deny)
+        )
         fixed = {"activation_share": 0.0, "opening": "share", "reveal": reveal}
-        settings = (settings or Settings()).model_copy(update=fixed)
+        # allow/deny reach the registry as shown names, resolved by the catalog (policy.py)
+        settings = settings.model_copy(update={**fixed, "allow": None, "deny": []})
         self.config = config
         self.registry = ToolRegistry()
-        self.catalog = GatewayCatalog(config, self.registry)
+        self.catalog = GatewayCatalog(config, self.registry, self.policy)
         self.trinket = ToolLoaderTrinket(self.registry, settings=settings)
         self.upstreams = {
             s.name: Upstream(s, self._listed, **upstream_options) for s in config.servers
@@ -120,6 +126,23 @@ class Gateway:
         with anyio.move_on_after(self.ready_timeout):
             for upstream in self.upstreams.values():
                 await upstream.settled.wait()
+
+    async def policy_problem(self) -> GatewayConfigError | None:
+        """Why the allow/deny lists cannot be used, once every upstream listed its tools.
+
+        An entry naming no tool is refused (a typo would deny nothing). While a server is
+        down its tools are unknown, so then the problem is only logged.
+        """
+        if self.policy.allow is None and not self.policy.deny:
+            return None
+        await self.wait_ready()
+        try:
+            self.policy.check(self.catalog.listed_routes())
+        except GatewayConfigError as exc:
+            if all(u.up for u in self.upstreams.values()):
+                return exc
+            log.warning("tooltray gateway: %s (a server is down: checked again later)", exc)
+        return None
 
     def close(self) -> None:
         """Store what is deferred and detach the trinket from the signals."""

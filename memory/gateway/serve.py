@@ -38,9 +38,13 @@ async def serve_stdio(gateway: Gateway, session: str) -> None:
     server = build_server(gateway, SessionKeys(session))
     async with anyio.create_task_group() as tg:
         tg.start_soon(gateway.run)
-        async with stdio_server() as (read, write):
-            await server.run(read, write, init_options(server))
+        problem = await gateway.policy_problem()
+        if problem is None:
+            async with stdio_server() as (read, write):
+                await server.run(read, write, init_options(server))
         tg.cancel_scope.cancel()
+    if problem is not None:
+        raise problem
 
 
 async def serve_http(gateway: Gateway, host: str, port: int) -> None:
@@ -53,9 +57,13 @@ async def serve_http(gateway: Gateway, host: str, port: int) -> None:
     web = uvicorn.Server(config)
     async with anyio.create_task_group() as tg:
         tg.start_soon(gateway.run)
-        log.warning("tooltray gateway: serving streamable HTTP at http://%s:%d/mcp", host, port)
-        await web.serve()
+        problem = await gateway.policy_problem()
+        if problem is None:
+            log.warning("tooltray gateway: serving streamable HTTP at http://%s:%d/mcp", host, port)
+            await web.serve()
         tg.cancel_scope.cancel()
+    if problem is not None:
+        raise problem
 
 
 def run_gateway(
