@@ -40,6 +40,13 @@ def mcp_group() -> None:
     help="Tools loaded mid-session: list (tools/list changes) or bridge (fixed tools/list, "
     "call_tool). Default: the config's tooltray.reveal, else list.",
 )
+@click.option(
+    "--token",
+    "tokens",
+    multiple=True,
+    help="A bearer token HTTP clients must send (repeatable; else gateway_tokens). Required "
+    "off loopback.",
+)
 def serve(
     config_path: str,
     db: str | None,
@@ -48,6 +55,7 @@ def serve(
     start_timeout: float,
     call_timeout: float,
     reveal: str | None,
+    tokens: tuple[str, ...],
 ) -> None:
     """Serve the gateway (stdio unless --http); one session per client, kept in the store."""
     try:
@@ -71,7 +79,10 @@ def serve(
             "--session is for stdio; over --http name it in the URL: /mcp?session=ID."
         )
     _logging()
-    settings = Settings(db=db) if db else Settings()
+    given: dict[str, object] = {"db": db} if db else {}
+    if tokens:
+        given["gateway_tokens"] = list(tokens)
+    settings = Settings(**given)
     url = resolve_url(settings.db)
     checked_probe(url)  # a damaged or foreign store is refused before any server starts
     require_writable(url)

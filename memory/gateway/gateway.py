@@ -41,6 +41,7 @@ from tooltray.memory.core.trinket import ToolLoaderTrinket
 from tooltray.memory.gateway.catalog import GatewayCatalog, Route
 from tooltray.memory.gateway.config import GatewayConfig, GatewayConfigError
 from tooltray.memory.gateway.policy import GatewayPolicy
+from tooltray.memory.gateway.state import GatewayState
 from tooltray.memory.gateway.upstream import Upstream, UpstreamError
 from tooltray.memory.metatools.meta_tools import CALL_TOOL, parse_bridge
 from tooltray.tools.errors import MetaToolArgumentError, TooltrayError
@@ -71,6 +72,7 @@ class Gateway:
         settings: tooltray settings (store URL, caps, allow/deny); the gateway turns off the
             load-everything-while-it-fits shortcut, since there is no user text to start from,
             and takes ``reveal`` from the config (``bridge`` appends, ``list`` grows the prefix).
+        state: the gateway's state file (tool fingerprints, session owners).
         upstream_options: keyword arguments for each :class:`Upstream` (timeouts, backoff).
     """
 
@@ -78,6 +80,7 @@ class Gateway:
         self,
         config: GatewayConfig,
         settings: Settings | None = None,
+        state: GatewayState | None = None,
         **upstream_options: float,
     ) -> None:
         reveal = "append" if config.reveal == "bridge" else "prefix"
@@ -89,6 +92,7 @@ class Gateway:
         # allow/deny reach the registry as shown names, resolved by the catalog (policy.py)
         settings = settings.model_copy(update={**fixed, "allow": None, "deny": []})
         self.config = config
+        self.state = state or GatewayState(None)
         self.registry = ToolRegistry()
         self.catalog = GatewayCatalog(config, self.registry, self.policy)
         self.trinket = ToolLoaderTrinket(self.registry, settings=settings)
@@ -143,6 +147,13 @@ class Gateway:
                 return exc
             log.warning("tooltray gateway: %s (a server is down: checked again later)", exc)
         return None
+
+    async def release(self, session_id: str) -> None:
+        """Forget a session whose client closed it (its stored state stays for a resume)."""
+        self._turns.pop(session_id, None)
+        self._listings.pop(session_id, None)
+        self.listeners.pop(session_id, None)
+        await self.core(self.trinket.release, session_id)
 
     def close(self) -> None:
         """Store what is deferred and detach the trinket from the signals."""
