@@ -62,15 +62,18 @@ async def token_client(url: str, token: str, ids: list[str] | None = None) -> As
             ids.append(sid)
 
     http.event_hooks["response"] = [note]
-    async with http, streamable_http_client(url, http_client=http) as (read, write):
-        async with _client(read, write) as client:
-            yield client
+    async with (
+        http,
+        streamable_http_client(url, http_client=http) as (read, write),
+        _client(read, write) as client,
+    ):
+        yield client
 
 
 def refused(exc: BaseException) -> str:
     """The message of the innermost exception (task groups wrap the client's error)."""
-    while isinstance(exc, BaseExceptionGroup):
-        exc = exc.exceptions[0]
+    while getattr(exc, "exceptions", None):
+        exc = exc.exceptions[0]  # type: ignore[attr-defined]
     return str(exc)
 
 
