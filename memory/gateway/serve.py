@@ -88,18 +88,15 @@ class CloseWatch:
         if scope["type"] != "http" or scope.get("method") != "DELETE":
             await self.app(scope, receive, send)
             return
-        status: list[int] = []
+        raw = Headers(scope=scope).get(SESSION_HEADER)
 
         async def watch(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                status.append(int(message["status"]))
+            if raw and message["type"] == "http.response.start" and message["status"] < 300:
+                for session in self.keys.closed(raw):  # released before the client hears back
+                    await self.gateway.release(session)
             await send(message)
 
         await self.app(scope, receive, watch)
-        raw = Headers(scope=scope).get(SESSION_HEADER)
-        if raw and status and status[0] < 300:
-            for session in self.keys.closed(raw):
-                await self.gateway.release(session)
 
 
 async def serve_http(gateway: Gateway, app: ASGIApp, host: str, port: int) -> None:
