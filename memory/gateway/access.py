@@ -16,6 +16,7 @@ import ipaddress
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.transport_security import TransportSecuritySettings
+from pydantic import AnyHttpUrl
 
 from tooltray.memory.config import Settings
 from tooltray.tools.errors import ConfigError
@@ -78,7 +79,8 @@ def check_tokens(settings: Settings, host: str) -> list[str]:
 
 def auth_settings(host: str, port: int) -> AuthSettings:
     """The SDK's auth settings for a plain bearer-token resource (no OAuth server of ours)."""
-    return AuthSettings(issuer_url=f"http://{_netloc(host, port)}", resource_server_url=None)
+    issuer = AnyHttpUrl(f"http://{_netloc(host, port)}")
+    return AuthSettings(issuer_url=issuer, resource_server_url=None)
 
 
 def transport_security(settings: Settings, host: str, port: int) -> TransportSecuritySettings:
