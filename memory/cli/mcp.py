@@ -97,6 +97,31 @@ def serve(
     )
 
 
+@mcp_group.command("accept")
+@click.argument("tools", nargs=-1, metavar="[SERVER/TOOL...]")
+@DB_OPTION
+def accept(tools: tuple[str, ...], db: str | None) -> None:
+    """Accept upstream tools held back because their description or schema changed
+    (all of them without arguments); the gateway serves them from its next start."""
+    from tooltray.memory.gateway.state import GatewayState, state_path
+
+    settings = Settings(db=db) if db else Settings()
+    state = GatewayState(state_path(settings))
+    wanted = list(tools) or sorted(state.pending)
+    unknown = [t for t in wanted if t not in state.pending]
+    if unknown:
+        held = ", ".join(sorted(state.pending)) or "none"
+        raise ConfigError(f"{unknown[0]!r} is not held back; held back now: {held}.")
+    for key in wanted:
+        state.put("tools", key, state.pending[key])
+        state.drop("pending", key)
+    state.save()
+    for key in wanted:
+        click.echo(f"accepted {key}")
+    if not wanted:
+        click.echo("no tool is held back.")
+
+
 def _logging() -> None:
     """One line per event on stderr, never on stdout (the stdio MCP channel)."""
     handler = logging.StreamHandler(sys.stderr)

@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from mcp import types
 
 from tooltray.memory.gateway.config import GatewayConfig
+from tooltray.memory.gateway.pins import ToolPins
 from tooltray.memory.gateway.policy import GatewayPolicy
+from tooltray.memory.gateway.state import GatewayState
 from tooltray.memory.metatools.meta_tools import CALL_TOOL, META_TOOL_NAMES
 from tooltray.tools.errors import TooltrayError
 from tooltray.tools.importers.mcp import from_mcp
@@ -45,17 +47,26 @@ class GatewayCatalog:
     """
 
     def __init__(
-        self, config: GatewayConfig, registry: ToolRegistry, policy: GatewayPolicy | None = None
+        self,
+        config: GatewayConfig,
+        registry: ToolRegistry,
+        policy: GatewayPolicy | None = None,
+        pins: ToolPins | None = None,
     ) -> None:
         self.config = config
         self.registry = registry
         self.policy = policy or GatewayPolicy(None, ())
+        self.pins = pins or ToolPins(GatewayState(None))
         self.listed: dict[str, list[types.Tool]] = {}
         self.routes: dict[str, Route] = {}
         self._pinned = {s.name for s in config.servers if s.always_load}
 
     def update(self, server: str, tools: list[types.Tool]) -> bool:
-        """Record ``server``'s tool list and re-register; True when the catalog changed."""
+        """Record ``server``'s tool list and re-register; True when the catalog changed.
+
+        A tool whose description or schema changed since first seen is left out (pins.py).
+        """
+        tools = self.pins.admit(server, tools)
         if self.listed.get(server) == tools:
             return False
         self.listed[server] = list(tools)

@@ -40,6 +40,7 @@ from tooltray.memory.config import Settings
 from tooltray.memory.core.trinket import ToolLoaderTrinket
 from tooltray.memory.gateway.catalog import GatewayCatalog, Route
 from tooltray.memory.gateway.config import GatewayConfig, GatewayConfigError
+from tooltray.memory.gateway.pins import ToolPins
 from tooltray.memory.gateway.policy import GatewayPolicy
 from tooltray.memory.gateway.state import GatewayState
 from tooltray.memory.gateway.upstream import Upstream, UpstreamError
@@ -94,7 +95,8 @@ class Gateway:
         self.config = config
         self.state = state or GatewayState(None)
         self.registry = ToolRegistry()
-        self.catalog = GatewayCatalog(config, self.registry, self.policy)
+        self.pins = ToolPins(self.state, settings.accept_changed_tools)
+        self.catalog = GatewayCatalog(config, self.registry, self.policy, self.pins)
         self.trinket = ToolLoaderTrinket(self.registry, settings=settings)
         self.upstreams = {
             s.name: Upstream(s, self._listed, **upstream_options) for s in config.servers
@@ -283,7 +285,7 @@ class Gateway:
             self.trinket.registry.resolve(name)
             reason = f"Tool {name!r} is not served by any running MCP server."
         except TooltrayError as exc:
-            reason = str(exc)
+            reason = self.pins.refusal(name, self.config.exposed_name) or str(exc)
         await self.core(self.trinket.refuse, session_id, name, reason)
         return error_result(reason)
 

@@ -89,7 +89,7 @@ class SessionKeys:
     def _bind(self, name: str, who: str | None) -> None:
         owner = self.state.owners.get(name)
         if owner is None and who is not None:
-            self.state.owners[name] = who
+            self.state.put("owners", name, who)
             self.state.save()
         elif owner is not None and owner != who:
             raise SessionAccessError(
