@@ -25,6 +25,7 @@ and touches the database), so the event loop keeps serving while the store write
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -44,7 +45,7 @@ from tooltray.memory.gateway.pins import ToolPins
 from tooltray.memory.gateway.policy import GatewayPolicy
 from tooltray.memory.gateway.state import GatewayState
 from tooltray.memory.gateway.upstream import Upstream, UpstreamError
-from tooltray.memory.metatools.meta_tools import CALL_TOOL, parse_bridge
+from tooltray.memory.metatools.meta_tools import CALL_TOOL, MAX_ITEM_CHARS, parse_bridge
 from tooltray.tools.errors import MetaToolArgumentError, TooltrayError
 from tooltray.tools.registry import ToolRegistry
 from tooltray.tools.render import count_tokens
@@ -52,6 +53,7 @@ from tooltray.tools.spec import Decoded, ToolSpec, decode_arguments
 
 log = logging.getLogger("tooltray.gateway")
 T = TypeVar("T")
+MAX_ARGUMENT_CHARS = 500_000  # one call's arguments as JSON
 Listener = Callable[[], Any]
 
 
@@ -63,6 +65,23 @@ def error_result(text: str) -> types.CallToolResult:
 def text_result(text: str) -> types.CallToolResult:
     """A plain text tool result."""
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
+
+
+def oversized(name: str, arguments: dict[str, Any]) -> str | None:
+    """Why a call is refused before any work: a name or arguments past the bounds, else None
+    (a 10 MB name would go through did-you-mean matching; huge arguments through schemas)."""
+    if len(name) > MAX_ITEM_CHARS:
+        return f"Error: a tool name of {len(name)} characters; names have at most 64."
+    try:
+        size = len(json.dumps(arguments, default=str))
+    except (RecursionError, ValueError):
+        return "Error: the arguments are nested too deeply to read; send a flat JSON object."
+    if size > MAX_ARGUMENT_CHARS:
+        return (
+            f"Error: {size} characters of arguments; the gateway takes at most "
+            f"{MAX_ARGUMENT_CHARS} per call: pass large content by reference (a path or URL)."
+        )
+    return None
 
 
 class Gateway:
@@ -217,6 +236,10 @@ class Gateway:
     ) -> tuple[types.CallToolResult, bool]:
         """Run one ``tools/call``; returns the result and whether the session's listing changed
         (never when bridged: what loads is revealed in the answers, not in ``tools/list``)."""
+        too_big = oversized(name, arguments)
+        if too_big is not None:
+            await self.core(self.trinket.refuse, session_id, name[:MAX_ITEM_CHARS], too_big)
+            return error_result(too_big), False
         await self.wait_ready()
         if session_id not in self._turns:
             await self.list_tools(session_id)
