@@ -24,8 +24,13 @@ _WILDCARDS = frozenset("*?[")
 class Routed(Protocol):
     """What the policy reads of a route: the server and the tool's name there."""
 
-    server: str
-    tool: str
+    @property
+    def server(self) -> str:
+        """The upstream server's name."""
+
+    @property
+    def tool(self) -> str:
+        """The tool's name on that server."""
 
 
 def aliases(shown: str, route: Routed) -> tuple[str, ...]:

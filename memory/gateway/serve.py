@@ -67,12 +67,12 @@ def http_app(gateway: Gateway, settings: Settings, host: str, port: int) -> ASGI
     tokens = check_tokens(settings, host)
     keys = SessionKeys(None, gateway.state)
     server = build_server(gateway, keys)
-    auth = {"auth": auth_settings(host, port), "token_verifier": StaticTokens(tokens)}
     app = server.streamable_http_app(
         host=host,
         transport_security=transport_security(settings, host, port),
         max_request_body_size=MAX_BODY_BYTES,
-        **(auth if tokens else {}),
+        auth=auth_settings(host, port) if tokens else None,
+        token_verifier=StaticTokens(tokens) if tokens else None,
     )
     return CloseWatch(app, gateway, keys)
 

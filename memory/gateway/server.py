@@ -2,8 +2,9 @@
 
 Sessions: over stdio one client owns the process and its session is ``--session``; over
 streamable HTTP a client's session is the ``session`` query parameter of its URL when given
-(``http://host:port/mcp?session=alice``, stable across gateway restarts), else its
-``Mcp-Session-Id``. An ``initialize`` of a named session is a resume boundary.
+(``http://host:port/mcp?session=alice``, stable across gateway restarts, bound to the token
+that opened it), else one per ``Mcp-Session-Id`` (kept as a hash). An ``initialize`` of a named
+session is a resume boundary.
 """
 
 from __future__ import annotations
