@@ -244,11 +244,13 @@ def run(data_dir: Path, out_dir: Path, quick: bool = False) -> dict[str, Any]:
 
 
 def _rss_kb(pid: int) -> int:
-    """Resident memory of process ``pid`` in KiB (Linux /proc)."""
+    """Anonymous resident memory of process ``pid`` in KiB (Linux /proc ``RssAnon``): the heap
+    that per-session state lives in. Total RSS also counts file-backed pages (the model file,
+    shared libraries), which a busy machine's kernel drops and reloads at will."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith("RssAnon:"):
             return int(line.split()[1])
-    raise RuntimeError("no VmRSS in /proc status")
+    raise RuntimeError("no RssAnon in /proc status")
 
 
 async def _open_and_close(url: str, count: int, start: int, parallel: int = 2) -> None:
