@@ -238,3 +238,99 @@ def run(data_dir: Path, out_dir: Path, quick: bool = False) -> dict[str, Any]:
     _print(result)
     _print_reveal(reveal)
     return {**result, "reveal": reveal}
+
+
+# ----- memory: opened-and-closed sessions (issue 33) ----------------------------------------
+
+
+def _rss_kb(pid: int) -> int:
+    """Anonymous resident memory of process ``pid`` in KiB (Linux /proc ``RssAnon``): the heap
+    that per-session state lives in. Total RSS also counts file-backed pages (the model file,
+    shared libraries), which a busy machine's kernel drops and reloads at will."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("RssAnon:"):
+            return int(line.split()[1])
+    raise RuntimeError("no RssAnon in /proc status")
+
+
+async def _open_and_close(url: str, count: int, start: int, parallel: int = 2) -> None:
+    """``count`` client sessions, ``parallel`` at a time: initialize, list, one call, close."""
+    from mcp.client.streamable_http import streamable_http_client
+
+    async def one(i: int) -> None:
+        target = f"{url}?session=bench-{i}" if i % 2 else url
+        async with (
+            streamable_http_client(target) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            await session.list_tools()
+            await session.call_tool("add_numbers", {"a": i, "b": 1})
+
+    for first in range(start, start + count, parallel):
+        async with anyio.create_task_group() as tg:
+            for i in range(first, min(first + parallel, start + count)):
+                tg.start_soon(one, i)
+
+
+def memory(sessions: int = 5000, baseline: int = 50) -> dict[str, Any]:
+    """The gateway's resident memory after ``baseline`` and after ``sessions`` sessions that
+    were opened and closed (half named, half not), over streamable HTTP on loopback."""
+    import socket
+    import subprocess
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        servers = {
+            "math": {"command": sys.executable, "args": [str(ROOT / "tests/agent/mcp_server.py")]}
+        }
+        config = folder / "servers.json"
+        config.write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        args = ["-c", RUN_CLI, "mcp", "serve", "--config", str(config)]
+        args += ["--db", f"sqlite:///{folder / 'gw.db'}", "--http", f"127.0.0.1:{port}"]
+        log = open(folder / "gateway.log", "w")  # noqa: SIM115
+        proc = subprocess.Popen([sys.executable, *args], stderr=log)
+        try:
+            while socket.socket().connect_ex(("127.0.0.1", port)) != 0:
+                time.sleep(0.2)
+            url = f"http://127.0.0.1:{port}/mcp"
+            started = time.perf_counter()
+            anyio.run(_open_and_close, url, baseline, 0)
+            after_base = _rss_kb(proc.pid)
+            anyio.run(_open_and_close, url, sessions - baseline, baseline)
+            after_all = _rss_kb(proc.pid)
+            took = time.perf_counter() - started
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+            log.close()
+            print((folder / "gateway.log").read_text()[-3000:], file=sys.stderr)
+    growth = (after_all - after_base) / after_base
+    per_session = (after_all - after_base) / max(1, sessions - baseline)
+    row = {
+        "kb_per_closed_session": round(per_session, 2),
+        "baseline": baseline,
+        "sessions": sessions,
+        "rss_kb_baseline": after_base,
+        "rss_kb_all": after_all,
+        "growth": round(growth, 4),
+        "seconds": round(took, 1),
+    }
+    print(json.dumps(row))
+    return row
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        description="bench/gateway.py memory: RSS after closed sessions"
+    )
+    parser.add_argument("mode", choices=["memory"])
+    parser.add_argument("--sessions", type=int, default=5000)
+    parser.add_argument("--baseline", type=int, default=50)
+    options = parser.parse_args()
+    memory(options.sessions, options.baseline)

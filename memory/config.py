@@ -114,6 +114,16 @@ class Settings(BaseSettings):
             older cached vectors are dropped (``None``: no age limit).
         retain_mb: what ``tooltray db prune`` keeps by size (SQLite): the least recently
             written sessions go until the store fits, then the space is given back.
+        gateway_tokens: bearer tokens ``tooltray mcp serve --http`` accepts (``Authorization:
+            Bearer <token>``); each is one client credential, and sessions are bound to the
+            credential that opened them. Required for an address off loopback.
+        gateway_require_token: ask for a token on loopback too (as if the address were public).
+        gateway_hosts: ``host:port`` values clients reach an off-loopback gateway by, besides
+            the ``--http`` address itself; ``Host`` and ``Origin`` are checked against them.
+        gateway_state: the gateway's own state file (first-seen tool fingerprints, session
+            owners); ``None``: next to a SQLite store, else ``./tooltray-gateway.json``.
+        accept_changed_tools: serve an upstream tool whose description or schema changed since
+            it was first seen (off: held back until ``tooltray mcp accept``).
     """
 
     model_config = SettingsConfigDict(env_prefix="TOOLTRAY_", extra="ignore")
@@ -167,6 +177,11 @@ class Settings(BaseSettings):
     tool_addition: bool = False
     opening: Literal["priced", "share"] = "priced"
     cost_profile: Literal["latency", "price"] = "latency"
+    gateway_tokens: list[str] = Field(default_factory=list)
+    gateway_require_token: bool = False
+    gateway_hosts: list[str] = Field(default_factory=list)
+    gateway_state: Path | None = None
+    accept_changed_tools: bool = False
 
     @model_validator(mode="after")
     def _check(self) -> Settings:

@@ -103,3 +103,7 @@ class MCPSourceError(TooltrayError):
 
 class MCPToolError(TooltrayError):
     """An MCP tool ran and reported an error (``isError``); the text is the server's."""
+
+
+class SessionAccessError(TooltrayError, PermissionError):
+    """A gateway client named a session it may not open (another client's, or a bad name)."""

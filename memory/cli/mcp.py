@@ -40,6 +40,13 @@ def mcp_group() -> None:
     help="Tools loaded mid-session: list (tools/list changes) or bridge (fixed tools/list, "
     "call_tool). Default: the config's tooltray.reveal, else list.",
 )
+@click.option(
+    "--token",
+    "tokens",
+    multiple=True,
+    help="A bearer token HTTP clients must send (repeatable; else gateway_tokens). Required "
+    "off loopback.",
+)
 def serve(
     config_path: str,
     db: str | None,
@@ -48,6 +55,7 @@ def serve(
     start_timeout: float,
     call_timeout: float,
     reveal: str | None,
+    tokens: tuple[str, ...],
 ) -> None:
     """Serve the gateway (stdio unless --http); one session per client, kept in the store."""
     try:
@@ -71,7 +79,10 @@ def serve(
             "--session is for stdio; over --http name it in the URL: /mcp?session=ID."
         )
     _logging()
-    settings = Settings(db=db) if db else Settings()
+    given: dict[str, object] = {"db": db} if db else {}
+    if tokens:
+        given["gateway_tokens"] = list(tokens)
+    settings = Settings(**given)
     url = resolve_url(settings.db)
     checked_probe(url)  # a damaged or foreign store is refused before any server starts
     require_writable(url)
@@ -84,6 +95,31 @@ def serve(
         start_timeout=start_timeout,
         call_timeout=call_timeout,
     )
+
+
+@mcp_group.command("accept")
+@click.argument("tools", nargs=-1, metavar="[SERVER/TOOL...]")
+@DB_OPTION
+def accept(tools: tuple[str, ...], db: str | None) -> None:
+    """Accept upstream tools held back because their description or schema changed
+    (all of them without arguments); the gateway serves them from its next start."""
+    from tooltray.memory.gateway.state import GatewayState, state_path
+
+    settings = Settings(db=db) if db else Settings()
+    state = GatewayState(state_path(settings))
+    wanted = list(tools) or sorted(state.pending)
+    unknown = [t for t in wanted if t not in state.pending]
+    if unknown:
+        held = ", ".join(sorted(state.pending)) or "none"
+        raise ConfigError(f"{unknown[0]!r} is not held back; held back now: {held}.")
+    for key in wanted:
+        state.put("tools", key, state.pending[key])
+        state.drop("pending", key)
+    state.save()
+    for key in wanted:
+        click.echo(f"accepted {key}")
+    if not wanted:
+        click.echo("no tool is held back.")
 
 
 def _logging() -> None:

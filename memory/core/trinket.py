@@ -349,6 +349,14 @@ class ToolLoaderTrinket:
                 )
             self._forget(session_id)
 
+    def release(self, session_id: str) -> None:
+        """Store what is deferred and drop the session's live state (its client went away);
+        the stored state stays, so a later call resumes it as after a restart."""
+        with self._lock:
+            self.flush(session_id)
+            self._forget(session_id)
+            self.shelf.forget(session_id)
+
     def compact(self, session_id: str, turn: int | None = None) -> list[str]:
         """Tell tooltray the context was compacted: a boundary where idle tools are evicted."""
         session_id = inputs.session_id(session_id)
@@ -422,7 +430,7 @@ class ToolLoaderTrinket:
                     self.registry,
                     state,
                     self._search(state),
-                    self.shelf.read,
+                    self.shelf.reader(session_id),
                     self.settings.hard_max_tools,
                 )
             except MetaToolArgumentError as exc:

@@ -17,6 +17,9 @@ from dataclasses import dataclass
 from mcp import types
 
 from tooltray.memory.gateway.config import GatewayConfig
+from tooltray.memory.gateway.pins import ToolPins
+from tooltray.memory.gateway.policy import GatewayPolicy
+from tooltray.memory.gateway.state import GatewayState
 from tooltray.memory.metatools.meta_tools import CALL_TOOL, META_TOOL_NAMES
 from tooltray.tools.errors import TooltrayError
 from tooltray.tools.importers.mcp import from_mcp
@@ -43,15 +46,27 @@ class GatewayCatalog:
         registry: the registry the trinket reads; only its instance layer is touched.
     """
 
-    def __init__(self, config: GatewayConfig, registry: ToolRegistry) -> None:
+    def __init__(
+        self,
+        config: GatewayConfig,
+        registry: ToolRegistry,
+        policy: GatewayPolicy | None = None,
+        pins: ToolPins | None = None,
+    ) -> None:
         self.config = config
         self.registry = registry
+        self.policy = policy or GatewayPolicy(None, ())
+        self.pins = pins or ToolPins(GatewayState(None))
         self.listed: dict[str, list[types.Tool]] = {}
         self.routes: dict[str, Route] = {}
         self._pinned = {s.name for s in config.servers if s.always_load}
 
     def update(self, server: str, tools: list[types.Tool]) -> bool:
-        """Record ``server``'s tool list and re-register; True when the catalog changed."""
+        """Record ``server``'s tool list and re-register; True when the catalog changed.
+
+        A tool whose description or schema changed since first seen is left out (pins.py).
+        """
+        tools = self.pins.admit(server, tools)
         if self.listed.get(server) == tools:
             return False
         self.listed[server] = list(tools)
@@ -60,6 +75,10 @@ class GatewayCatalog:
             return False
         self._register(routes)
         return True
+
+    def listed_routes(self) -> dict[str, Route]:
+        """Every route the servers listed, allowed or not, under its shown name."""
+        return self._routes()
 
     def route(self, name: str) -> Route | None:
         """The route of the allowed tool ``name`` (resolving prefixed spellings), else ``None``."""
@@ -105,6 +124,8 @@ class GatewayCatalog:
         for name in list(self.routes):
             if self.registry.get(name) is not None:
                 self.registry.unregister(name)
+        allow, deny = self.policy.registry_lists(routes)
+        self.registry.allow, self.registry.deny = allow, deny  # before any tool is in
         kept: dict[str, Route] = {}
         for name, route in routes.items():
             spec = self._spec(name, route)

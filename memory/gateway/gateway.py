@@ -25,6 +25,7 @@ and touches the database), so the event loop keeps serving while the store write
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -39,9 +40,12 @@ from tooltray.memory.agent.calls import argument_problem
 from tooltray.memory.config import Settings
 from tooltray.memory.core.trinket import ToolLoaderTrinket
 from tooltray.memory.gateway.catalog import GatewayCatalog, Route
-from tooltray.memory.gateway.config import GatewayConfig
+from tooltray.memory.gateway.config import GatewayConfig, GatewayConfigError
+from tooltray.memory.gateway.pins import ToolPins
+from tooltray.memory.gateway.policy import GatewayPolicy
+from tooltray.memory.gateway.state import GatewayState
 from tooltray.memory.gateway.upstream import Upstream, UpstreamError
-from tooltray.memory.metatools.meta_tools import CALL_TOOL, parse_bridge
+from tooltray.memory.metatools.meta_tools import CALL_TOOL, MAX_ITEM_CHARS, parse_bridge
 from tooltray.tools.errors import MetaToolArgumentError, TooltrayError
 from tooltray.tools.registry import ToolRegistry
 from tooltray.tools.render import count_tokens
@@ -49,6 +53,7 @@ from tooltray.tools.spec import Decoded, ToolSpec, decode_arguments
 
 log = logging.getLogger("tooltray.gateway")
 T = TypeVar("T")
+MAX_ARGUMENT_CHARS = 500_000  # one call's arguments as JSON
 Listener = Callable[[], Any]
 
 
@@ -62,6 +67,23 @@ def text_result(text: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
 
 
+def oversized(name: str, arguments: dict[str, Any]) -> str | None:
+    """Why a call is refused before any work: a name or arguments past the bounds, else None
+    (a 10 MB name would go through did-you-mean matching; huge arguments through schemas)."""
+    if len(name) > MAX_ITEM_CHARS:
+        return f"Error: a tool name of {len(name)} characters; names have at most 64."
+    try:
+        size = len(json.dumps(arguments, default=str))
+    except (RecursionError, ValueError):
+        return "Error: the arguments are nested too deeply to read; send a flat JSON object."
+    if size > MAX_ARGUMENT_CHARS:
+        return (
+            f"Error: {size} characters of arguments; the gateway takes at most "
+            f"{MAX_ARGUMENT_CHARS} per call: pass large content by reference (a path or URL)."
+        )
+    return None
+
+
 class Gateway:
     """Upstream servers behind one trinket.
 
@@ -70,6 +92,7 @@ class Gateway:
         settings: tooltray settings (store URL, caps, allow/deny); the gateway turns off the
             load-everything-while-it-fits shortcut, since there is no user text to start from,
             and takes ``reveal`` from the config (``bridge`` appends, ``list`` grows the prefix).
+        state: the gateway's state file (tool fingerprints, session owners).
         upstream_options: keyword arguments for each :class:`Upstream` (timeouts, backoff).
     """
 
@@ -77,14 +100,22 @@ class Gateway:
         self,
         config: GatewayConfig,
         settings: Settings | None = None,
+        state: GatewayState | None = None,
         **upstream_options: float,
     ) -> None:
         reveal = "append" if config.reveal == "bridge" else "prefix"
+        settings = settings or Settings()
+        self.policy = GatewayPolicy(
+            None if settings.allow is None else tuple(settings.allow), tuple(settings.deny)
+        )
         fixed = {"activation_share": 0.0, "opening": "share", "reveal": reveal}
-        settings = (settings or Settings()).model_copy(update=fixed)
+        # allow/deny reach the registry as shown names, resolved by the catalog (policy.py)
+        settings = settings.model_copy(update={**fixed, "allow": None, "deny": []})
         self.config = config
+        self.state = state or GatewayState(None)
         self.registry = ToolRegistry()
-        self.catalog = GatewayCatalog(config, self.registry)
+        self.pins = ToolPins(self.state, settings.accept_changed_tools)
+        self.catalog = GatewayCatalog(config, self.registry, self.policy, self.pins)
         self.trinket = ToolLoaderTrinket(self.registry, settings=settings)
         self.upstreams = {
             s.name: Upstream(s, self._listed, **upstream_options) for s in config.servers
@@ -120,6 +151,30 @@ class Gateway:
         with anyio.move_on_after(self.ready_timeout):
             for upstream in self.upstreams.values():
                 await upstream.settled.wait()
+
+    async def policy_problem(self) -> GatewayConfigError | None:
+        """Why the allow/deny lists cannot be used, once every upstream listed its tools.
+
+        An entry naming no tool is refused (a typo would deny nothing). While a server is
+        down its tools are unknown, so then the problem is only logged.
+        """
+        if self.policy.allow is None and not self.policy.deny:
+            return None
+        await self.wait_ready()
+        try:
+            self.policy.check(self.catalog.listed_routes())
+        except GatewayConfigError as exc:
+            if all(u.up for u in self.upstreams.values()):
+                return exc
+            log.warning("tooltray gateway: %s (a server is down: checked again later)", exc)
+        return None
+
+    async def release(self, session_id: str) -> None:
+        """Forget a session whose client closed it (its stored state stays for a resume)."""
+        self._turns.pop(session_id, None)
+        self._listings.pop(session_id, None)
+        self.listeners.pop(session_id, None)
+        await self.core(self.trinket.release, session_id)
 
     def close(self) -> None:
         """Store what is deferred and detach the trinket from the signals."""
@@ -181,6 +236,10 @@ class Gateway:
     ) -> tuple[types.CallToolResult, bool]:
         """Run one ``tools/call``; returns the result and whether the session's listing changed
         (never when bridged: what loads is revealed in the answers, not in ``tools/list``)."""
+        too_big = oversized(name, arguments)
+        if too_big is not None:
+            await self.core(self.trinket.refuse, session_id, name[:MAX_ITEM_CHARS], too_big)
+            return error_result(too_big), False
         await self.wait_ready()
         if session_id not in self._turns:
             await self.list_tools(session_id)
@@ -249,7 +308,7 @@ class Gateway:
             self.trinket.registry.resolve(name)
             reason = f"Tool {name!r} is not served by any running MCP server."
         except TooltrayError as exc:
-            reason = str(exc)
+            reason = self.pins.refusal(name, self.config.exposed_name) or str(exc)
         await self.core(self.trinket.refuse, session_id, name, reason)
         return error_result(reason)
 

@@ -2,55 +2,141 @@
 
 Sessions: over stdio one client owns the process and its session is ``--session``; over
 streamable HTTP a client's session is the ``session`` query parameter of its URL when given
-(``http://host:port/mcp?session=alice``, stable across gateway restarts), else its
-``Mcp-Session-Id``. An ``initialize`` of a named session is a resume boundary.
+(``http://host:port/mcp?session=alice``, stable across gateway restarts, bound to the token
+that opened it), else one per ``Mcp-Session-Id`` (kept as a hash). An ``initialize`` of a named
+session is a resume boundary.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from mcp import types
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.session import ServerSession
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_REQUEST
 
 from tooltray.memory.gateway.gateway import Gateway
+from tooltray.memory.gateway.state import GatewayState
+from tooltray.tools.errors import SessionAccessError, shown
+from tooltray.tools.spec import NAME_PATTERN
 
 log = logging.getLogger("tooltray.gateway")
 SESSION_PARAM = "session"
 SESSION_HEADER = "mcp-session-id"
+RESERVED = "mcp-"
+MAX_SESSION_NAME = 64
+T = TypeVar("T")
 
 
 class SessionKeys:
-    """Which tooltray session a request belongs to.
+    """Which tooltray session a request belongs to, and whether its client may open it.
+
+    An unnamed HTTP session is ``mcp-`` and a hash of its ``Mcp-Session-Id`` (the id itself,
+    a bearer secret, is never stored), and the ``mcp-`` prefix is the gateway's own: a client
+    cannot name it in ``?session=``. A named session is bound to the credential (bearer token)
+    that first opened it; another credential is refused. Without tokens (loopback) every
+    client is the same user and names are shared.
 
     Args:
         fixed: the stdio session id (``None`` on HTTP, where each request names its own).
+        state: where session owners persist (``None``: this process only).
     """
 
-    def __init__(self, fixed: str | None) -> None:
+    def __init__(self, fixed: str | None, state: GatewayState | None = None) -> None:
         self.fixed = fixed
+        self.state = state or GatewayState(None)
+        self._by_connection: dict[str, set[str]] = {}
 
     def named(self, ctx: ServerRequestContext[Any, Any]) -> str | None:
-        """A session named by the client or the command line (one that may be resumed)."""
+        """A session named by the client or the command line (one that may be resumed).
+
+        Raises:
+            SessionAccessError: a name that is malformed, reserved or another client's.
+        """
         if self.fixed is not None:
             return self.fixed
-        request = ctx.request
-        params = getattr(request, "query_params", None)
+        params = getattr(ctx.request, "query_params", None)
         value = params.get(SESSION_PARAM) if params is not None else None
-        return str(value) if value else None
+        if not value:
+            return None
+        name = check_session_name(str(value))
+        self._bind(name, credential(ctx))
+        return name
 
     def of(self, ctx: ServerRequestContext[Any, Any]) -> str:
-        """The session of any request after ``initialize``."""
-        named = self.named(ctx)
-        if named is not None:
-            return named
-        headers = getattr(ctx.request, "headers", None)
-        value = headers.get(SESSION_HEADER) if headers is not None else None
-        return f"mcp-{value}" if value else "mcp-anonymous"
+        """The session of any request after ``initialize``, noted against its connection."""
+        session = self.named(ctx) or self._unnamed(ctx)
+        if self.fixed is None:
+            self._by_connection.setdefault(connection(ctx), set()).add(session)
+        return session
+
+    def closed(self, raw_id: str) -> list[str]:
+        """The sessions the closed connection ``raw_id`` held that no open one holds."""
+        held = self._by_connection.pop(hashed(raw_id), set())
+        for other in self._by_connection.values():
+            held -= other
+        return sorted(held)
+
+    def _unnamed(self, ctx: ServerRequestContext[Any, Any]) -> str:
+        return f"mcp-{connection(ctx)}"
+
+    def _bind(self, name: str, who: str | None) -> None:
+        owner = self.state.owners.get(name)
+        if owner is None and who is not None:
+            self.state.put("owners", name, who)
+            self.state.save()
+        elif owner is not None and owner != who:
+            raise SessionAccessError(
+                f"session {name!r} belongs to another client credential; name a session "
+                "of your own in ?session=."
+            )
+
+
+def hashed(raw_id: str) -> str:
+    """The stored form of an ``Mcp-Session-Id``."""
+    return hashlib.sha256(raw_id.encode()).hexdigest()[:32]
+
+
+def connection(ctx: ServerRequestContext[Any, Any]) -> str:
+    """The hashed ``Mcp-Session-Id`` of a request (``anonymous`` without one)."""
+    headers = getattr(ctx.request, "headers", None)
+    value = headers.get(SESSION_HEADER) if headers is not None else None
+    return hashed(str(value)) if value else "anonymous"
+
+
+def credential(ctx: ServerRequestContext[Any, Any]) -> str | None:
+    """The id of the bearer token the request carried (``None`` when tokens are off)."""
+    scope = getattr(ctx.request, "scope", None)
+    user = scope.get("user") if isinstance(scope, dict) else None
+    token = getattr(user, "access_token", None)
+    client_id = getattr(token, "client_id", None)
+    return str(client_id) if client_id else None
+
+
+def check_session_name(name: str) -> str:
+    """A client's session name: 1-64 of ``[a-zA-Z0-9_.-]``, not the gateway's ``mcp-``.
+
+    Raises:
+        SessionAccessError: the name breaks either rule.
+    """
+    if len(name) > MAX_SESSION_NAME or not NAME_PATTERN.fullmatch(name):
+        raise SessionAccessError(
+            f"?session= takes 1-{MAX_SESSION_NAME} characters from [a-zA-Z0-9_.-], got "
+            f"{shown(name)}."
+        )
+    if name.startswith(RESERVED):
+        raise SessionAccessError(
+            f"?session={shown(name)}: names starting with {RESERVED!r} are the gateway's own "
+            "(one per connection); choose another name."
+        )
+    return name
 
 
 class _InitializeBoundary:
@@ -62,11 +148,12 @@ class _InitializeBoundary:
     async def __call__(
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
     ) -> HandlerResult:
+        if ctx.method != "initialize":
+            return await call_next(ctx)
+        session = _checked(self.keys.named, ctx)  # refused before the handshake answers
         result = await call_next(ctx)
-        if ctx.method == "initialize":
-            session = self.keys.named(ctx)
-            if session is not None:
-                await self._start(session)
+        if session is not None:
+            await self._start(session)
         return result
 
     async def _start(self, session: str) -> None:
@@ -85,7 +172,7 @@ def build_server(gateway: Gateway, keys: SessionKeys) -> Server[Any]:
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        session = keys.of(ctx)
+        session = _checked(keys.of, ctx)
         tools = await gateway.list_tools(session)
         _listen(gateway, session, ctx.session)  # changes after this listing are news to it
         return types.ListToolsResult(tools=tools)
@@ -93,7 +180,7 @@ def build_server(gateway: Gateway, keys: SessionKeys) -> Server[Any]:
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        session = keys.of(ctx)
+        session = _checked(keys.of, ctx)
         _listen(gateway, session, ctx.session)
         result, changed = await gateway.call(session, params.name, dict(params.arguments or {}))
         if changed:
@@ -114,6 +201,15 @@ def build_server(gateway: Gateway, keys: SessionKeys) -> Server[Any]:
     )
     server.middleware.append(_InitializeBoundary(gateway, keys))
     return server
+
+
+def _checked(read: Callable[[ServerRequestContext[Any, Any]], T], ctx: Any) -> T:
+    """``read(ctx)``, a refused session answered as a JSON-RPC error the client shows."""
+    try:
+        return read(ctx)
+    except SessionAccessError as exc:
+        log.warning("tooltray gateway: refused a request: %s", exc)
+        raise MCPError(INVALID_REQUEST, str(exc)) from None
 
 
 def _listen(gateway: Gateway, session: str, peer: ServerSession) -> None:

@@ -43,6 +43,7 @@ CALL_TOOL = "call_tool"
 context, which is not in ``tools=``. Not a meta-tool: the call runs the named tool."""
 MAX_ITEMS = 64
 MAX_ITEM_CHARS = 200
+MAX_RAW_ITEMS = 4 * MAX_ITEMS  # entries read at all, repeats included (checked before dedupe)
 _BARE_NAMES = re.compile(r"\s*[\w.*-]+\s*([,;]\s*[\w.*-]+\s*)*")
 SHAPES = {
     "load_tools": '{"tools": ["name or bundle"]}, {"tools": ["*"]} or {"query": "the task"}',
@@ -205,13 +206,17 @@ def _as_names(value: Any, tool: str) -> tuple[str, ...]:
     if value is None:
         return ()
     if isinstance(value, str):
-        value = [part for part in value.replace(";", ",").split(",")]
+        value = value.replace(";", ",").split(",")
     if not isinstance(value, (list, tuple)):
         raise MetaToolArgumentError(
             f"{tool}: `tools` must be a list of names, got {type(value).__name__}: "
             'pass ["tool_a", "bundle_b"].'
         )
-    names: list[str] = []
+    if len(value) > MAX_RAW_ITEMS:  # bounded before any per-item work
+        raise MetaToolArgumentError(
+            f"{tool}: {len(value)} names in one call; send at most {MAX_ITEMS} distinct names."
+        )
+    names: dict[str, None] = {}  # insertion-ordered, so removing repeats stays linear
     for item in value:
         if not isinstance(item, str):
             raise MetaToolArgumentError(
@@ -222,8 +227,8 @@ def _as_names(value: Any, tool: str) -> tuple[str, ...]:
             raise MetaToolArgumentError(
                 f"{tool}: a name of {len(item)} characters is too long; names have at most 64."
             )
-        if item and item not in names:
-            names.append(item)
+        if item:
+            names[item] = None
     if len(names) > MAX_ITEMS:
         raise MetaToolArgumentError(f"{tool}: at most {MAX_ITEMS} names per call.")
     return tuple(names)

@@ -51,7 +51,7 @@ def test_long_results_go_behind_read_result_and_deny_holds_on_every_route(
     async def scenario() -> None:
         async with stdio_gateway(config, db, TOOLTRAY_DENY='["reverse_text"]') as gw:
             long = text(await gw.call("long_report", lines=300))
-            handle = re.search(r"r-[0-9a-f]{16}", long)
+            handle = re.search(r"r-[0-9a-f]{32}", long)
             assert len(long) < 3000 and handle is not None
             page = text(await gw.call("read_result", handle=handle.group(0), offset=1500))
             assert "report line" in page

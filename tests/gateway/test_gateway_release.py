@@ -1,0 +1,79 @@
+"""A closed session's memory is released: the real gateway, in this process, over HTTP.
+
+Clients open sessions (unnamed and named), list, call, get a long result shortened, and close
+(the SDK client sends ``DELETE``). Afterwards the gateway holds no state of theirs: no live
+trinket session, no per-session dict entry, no held result text. Counted, never timed.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable
+from pathlib import Path
+
+import anyio
+from gateway_helpers import free_port, http_client, servers, text
+
+from tooltray.memory.config import Settings
+from tooltray.memory.gateway import load_config
+from tooltray.memory.gateway.gateway import Gateway
+from tooltray.memory.gateway.serve import CloseWatch, http_app, serve_http
+from tooltray.memory.gateway.state import GatewayState
+
+
+async def listening(port: int) -> None:
+    """Wait until the in-process server accepts connections."""
+    while True:
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        await anyio.sleep(0.05)
+
+
+def held(gateway: Gateway, app: CloseWatch) -> dict[str, int]:
+    """How many per-session things the gateway holds."""
+    return {
+        "trinket sessions": len(gateway.trinket._sessions),
+        "turns": len(gateway._turns),
+        "listings": len(gateway._listings),
+        "listeners": len(gateway.listeners),
+        "connections": len(app.keys._by_connection),
+        "result texts": len(gateway.trinket.shelf._local),
+    }
+
+
+def test_closed_sessions_leave_no_state_behind(
+    write_config: Callable[..., Path], tmp_path: Path
+) -> None:
+    config = load_config(write_config(servers("math")))
+    settings = Settings(db=f"sqlite:///{tmp_path / 'gw.db'}", result_max_chars=200)
+    port = free_port()
+    gateway = Gateway(config, settings, GatewayState(None))
+    app = http_app(gateway, settings, "127.0.0.1", port)
+    assert isinstance(app, CloseWatch)
+    url = f"http://127.0.0.1:{port}/mcp"
+    seen: list[dict[str, int]] = []
+
+    async def scenario() -> None:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(serve_http, gateway, app, "127.0.0.1", port)
+            await listening(port)
+            for i in range(6):
+                where = f"{url}?session=named-{i}" if i % 2 else url
+                async with http_client(where) as client:
+                    assert "load_tools" in await client.names()
+                    assert text(await client.call("add_numbers", a=i, b=1)) == str(i + 1)
+                    assert "read_result" in text(await client.call("long_report", lines=50))
+                    seen.append(held(gateway, app))
+            async with http_client(f"{url}?session=named-1") as again:  # resumed from the store
+                assert "add_numbers" in await again.names()
+            seen.append(held(gateway, app))  # after the last close, before shutting down
+            tg.cancel_scope.cancel()
+
+    try:
+        anyio.run(scenario)
+    finally:
+        gateway.close()
+    *open_counts, after = seen
+    assert all(n["trinket sessions"] >= 1 and n["result texts"] >= 1 for n in open_counts)
+    assert after == dict.fromkeys(after, 0)
