@@ -30,6 +30,7 @@ SUITES: dict[str, str] = {
     "needed": "needed",
     "reprocess": "reprocess",
     "frontier": "frontier",
+    "mcp_search": "mcp_search",
 }
 DEFAULT_DATA = HERE.parent.parent / "shared" / "data"
 
