@@ -84,8 +84,7 @@ BENCH_SERVERS = {
 SOURCES = {
     "mcpverse": "SenseTime-FVG/mcpverse@66d20f125bc732091c6e212b5eb729a54925e20a "
     "mcpverse/data/mcpverse_time_invariant_v1.1.csv, Apache-2.0",
-    "mcp-atlas": "scaleapi/mcp-atlas services/mcp_eval/sample_tasks.csv (at c64799a's parent), "
-    "MIT",
+    "mcp-atlas": "scaleapi/mcp-atlas services/mcp_eval/sample_tasks.csv (at c64799a's parent), MIT",
     "mcp-bench": "Accenture/mcp-bench@09e52332b22428bf891be59047e01cb9adc063b4 tasks/*.json "
     "(fuzzy_description as the user's text; gold = the Server:tool steps of task_description)",
 }
@@ -278,9 +277,9 @@ def query_rows(
         if not all(g in tools for turn in gold for g in turn):
             continue
         earlier: list[str] = []
-        for k, (turn, names) in enumerate(zip(turns, gold)):
-            rows.append({"id": f"{task['id']}_t{k}", "query": turn["query"],
-                         "gold": list(dict.fromkeys(names)), "turns": list(earlier) or None})  # fmt: skip
+        for k, (turn, names) in enumerate(zip(turns, gold, strict=True)):
+            row = {"id": f"{task['id']}_t{k}", "query": turn["query"]}
+            rows.append({**row, "gold": list(dict.fromkeys(names)), "turns": earlier[:] or None})
             searches += searches_for(f"{task['id']}_t{k}", turn, names, servers)
             earlier.append(turn["query"])
     return rows, searches
@@ -319,16 +318,37 @@ def _meta(
 ) -> dict[str, Any]:
     return {
         "built_by": "python bench/mcp_corpus.py (issue 35)",
-        "servers": {n: {"package": servers[n].get("package"), "source": servers[n].get("source"),
-                        "provenance": servers[n].get("provenance"),
-                        "version": servers[n].get("server_info", {}).get("version")}
-                    for n in names},  # fmt: skip
+        "servers": {
+            n: {
+                "package": servers[n].get("package"),
+                "source": servers[n].get("source"),
+                "provenance": servers[n].get("provenance"),
+                "version": servers[n].get("server_info", {}).get("version"),
+            }
+            for n in names
+        },  # fmt: skip
         "tools": len(tools),
         "dropped_name_clashes": dropped,
         "turns": len(queries),
+        **_session_stats(queries, {t["name"]: t["group"] for t in tools}),
         "searches": len(searches),
         "task_sources": SOURCES,
         "split": "development (all tasks; no held-out split is kept here)",
+    }
+
+
+def _session_stats(queries: list[dict[str, Any]], group: dict[str, str]) -> dict[str, Any]:
+    """Sessions, and the mean tools and servers a session uses."""
+    used: dict[str, set[str]] = {}
+    for q in queries:
+        used.setdefault(q["id"].rsplit("_t", 1)[0], set()).update(q["gold"])
+    tools = [len(u) for u in used.values()]
+    servers = [len({group[g] for g in u}) for u in used.values()]
+    return {
+        "sessions": len(used),
+        "tools_per_session": round(sum(tools) / max(1, len(tools)), 2),
+        "servers_per_session": round(sum(servers) / max(1, len(servers)), 2),
+        "multi_server_sessions": sum(n >= 2 for n in servers),
     }
 
 

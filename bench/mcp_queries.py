@@ -8,7 +8,8 @@ frontier models write when given a search tool (issue 35), one search per needed
 - ``sentence``: a whole sentence of the user's request, as the model restates its need;
 - ``server_tool``: ``server: <kind of server>\\ntool: <what it does>``, the kind from the server's
   name words (``amap maps``), what it does from the keywords;
-- ``guessed_name``: a snake_case name the model guesses, ``<verb>_<word>_<word>`` (``get_stock_price``).
+- ``guessed_name``: a snake_case name the model guesses, ``<verb>_<word>_<word>``
+  (``get_stock_price``).
 
 The words come from the request only, never from the tool's name or description: of the request's
 sentences, the one sharing most words with the needed tool's text is the model's statement of that
@@ -27,11 +28,14 @@ STOP = frozenset(
     about as is are was were be been being do does did done have has had having i me my we our
     you your he she it its they them their what which who whom whose when where why how all any
     both each few more most other some such no nor not only own same so too very can will just
-    should now also please tell give me find get use using need want would could there here into
-    out up down over under again further once let lets us answer question following based file""".split()
+    should now also please tell give me find get use using need want would could there here
+    into out up down over under again further once let lets us answer question following based
+    file""".split()
 )
-VERBS = ("search", "find", "list", "read", "write", "create", "convert", "calculate", "run",
-         "fetch", "download", "query", "compare", "check", "show", "look", "save", "get")  # fmt: skip
+VERBS = tuple(
+    "search find list read write create convert calculate run fetch download query compare check "
+    "show look save get".split()
+)
 SHAPES = ("keywords", "sentence", "server_tool", "guessed_name")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]+|[0-9]+|[\u4e00-\u9fff]+")
 
@@ -92,7 +96,7 @@ def searches_for(
 ) -> list[dict[str, Any]]:
     """One search row per needed tool and shape: ``{"id", "turn", "tool", "shape", "query"}``."""
     rows = []
-    for (server, tool), name, intent in zip(turn["needs"], names, turn["intents"]):
+    for (server, tool), name, intent in zip(turn["needs"], names, turn["intents"], strict=True):
         spec = next(t for t in servers[server]["tools"] if t["name"] == tool)
         tool_text = f"{tool} {spec.get('description') or ''}"
         for shape, query in shapes(turn["query"], server, tool_text, intent).items():

@@ -63,9 +63,14 @@ def run_search(trinket: Any, sid: str, row: dict[str, Any], messages: Any) -> bo
 def measure(data: Path, corpus: str, path: str, quick: bool) -> dict[str, Any]:
     """Both modes for every search of ``corpus`` on ``path``; shares by shape."""
     registry, names = load_registry(data, corpus)
-    turns = {f"{c.id}_t{t.number}": t for c in load_conversations(data, corpus, names) for t in c.turns}
+    turns = {
+        f"{c.id}_t{t.number}": t for c in load_conversations(data, corpus, names) for t in c.turns
+    }
     searches = read_searches(data, corpus)[: QUICK if quick else None]
-    hits: dict[str, dict[str, list[bool]]] = {"cold": defaultdict(list), "in_turn": defaultdict(list)}
+    hits: dict[str, dict[str, list[bool]]] = {
+        "cold": defaultdict(list),
+        "in_turn": defaultdict(list),
+    }
     with tempfile.TemporaryDirectory(prefix="tooltray-mcp-search-") as tmp:
         url = f"sqlite:///{tmp}/store.db"
         with open_trinket(registry, url, base_settings(path)) as trinket:

@@ -78,16 +78,19 @@ async def _list_tools(argv: list[str], env: dict[str, str], errpath: Path) -> di
 
     params = StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=str(WORKDIR))
     with errpath.open("w") as errlog:
-        async with stdio_client(params, errlog=errlog) as (read, write):
-            async with ClientSession(read, write) as session:
-                init = await session.initialize()
-                tools, params = [], None
-                while True:
-                    page = await session.list_tools(params=params)
-                    tools += [t.model_dump(exclude_none=True, by_alias=True) for t in page.tools]
-                    if not page.next_cursor:
-                        break
-                    params = PaginatedRequestParams(cursor=page.next_cursor)
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            init = await session.initialize()
+            tools: list[dict[str, Any]] = []
+            page_params = None
+            while True:
+                page = await session.list_tools(params=page_params)
+                tools += [t.model_dump(exclude_none=True, by_alias=True) for t in page.tools]
+                if not page.next_cursor:
+                    break
+                page_params = PaginatedRequestParams(cursor=page.next_cursor)
     info = init.server_info.model_dump(exclude_none=True, by_alias=True)
     return {"server_info": info, "instructions": init.instructions, "tools": tools}
 
@@ -147,7 +150,8 @@ def dump(entry: dict[str, Any], timeout: float) -> tuple[str, str]:
     record.update(result, provenance="tools/list over stdio (MCP SDK client)")
     record["seconds"] = round(time.perf_counter() - start, 1)
     path = SERVERS / f"{entry['name']}.json"
-    path.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    text = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+    path.write_text(text + "\n", encoding="utf-8")
     return entry["name"], ""
 
 
