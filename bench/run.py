@@ -32,6 +32,7 @@ SUITES: dict[str, str] = {
     "frontier": "frontier",
     "bounds": "bounds",
     "retention": "retention",
+    "mcp_search": "mcp_search",
 }
 DEFAULT_DATA = HERE.parent.parent / "shared" / "data"
 

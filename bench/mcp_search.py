@@ -1,0 +1,126 @@
+"""Suite ``mcp_search``: after a model-written ``load_tools({"query": ...})``, is the tool loaded?
+
+``python bench/run.py mcp_search --data bench/data/mcp/corpus [--corpus mcp20 ...] [--quick]``.
+Each row of a corpus's ``searches.jsonl`` (``bench/mcp_queries.py``: one search per needed tool
+and query shape) is sent through the trinket's public API on a store holding only the catalog's
+embeddings, and the needed tool is looked for in ``trinket.loaded(session)``:
+
+- ``cold``: a fresh session whose first act is the search (a gateway session over MCP, where the
+  user's text never reaches tooltray);
+- ``in turn``: the turn's messages are prepared first (the opening), then the search: loaded by
+  either.
+
+Also the fixed part each corpus pays on every call: the bundle menu plus the meta-tools'
+definitions, o200k tokens, per path (``fixed`` below).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from corpora import load_conversations, load_registry, messages_for  # noqa: E402
+from rich.console import Console  # noqa: E402
+from rich.table import Table  # noqa: E402
+from session import base_settings, open_trinket  # noqa: E402
+
+from tooltray.memory.metatools.meta_tools import LOAD_TOOLS  # noqa: E402
+from tooltray.tools.render import count_tokens, render  # noqa: E402
+
+CORPORA = ("mcp20", "mcp70", "mcp300")
+QUICK = 40
+
+
+def read_searches(data: Path, corpus: str) -> list[dict[str, Any]]:
+    """The corpus's model-written searches."""
+    lines = (data / corpus / "searches.jsonl").read_text("utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def fixed_part(trinket: Any, path: str) -> dict[str, int]:
+    """Tokens paid on every call: the bundle menu and the meta-tools (native path) definitions."""
+    menu = trinket.planner.menu()
+    meta = render(path, trinket.meta_tools())
+    out = {"menu": count_tokens(menu).n, "meta_tools": count_tokens(meta).n}
+    return {**out, "total": out["menu"] + out["meta_tools"]}
+
+
+def run_search(trinket: Any, sid: str, row: dict[str, Any], messages: Any) -> bool:
+    """One search; True when the needed tool is loaded afterwards."""
+    if messages is not None:
+        trinket.prepare(sid, messages)
+    trinket.handle_meta(sid, LOAD_TOOLS, {"query": row["query"]})
+    return str(row["tool"]) in trinket.loaded(sid)
+
+
+def measure(data: Path, corpus: str, path: str, quick: bool) -> dict[str, Any]:
+    """Both modes for every search of ``corpus`` on ``path``; shares by shape."""
+    registry, names = load_registry(data, corpus)
+    turns = {
+        f"{c.id}_t{t.number}": t for c in load_conversations(data, corpus, names) for t in c.turns
+    }
+    searches = read_searches(data, corpus)[: QUICK if quick else None]
+    hits: dict[str, dict[str, list[bool]]] = {
+        "cold": defaultdict(list),
+        "in_turn": defaultdict(list),
+    }
+    with tempfile.TemporaryDirectory(prefix="tooltray-mcp-search-") as tmp:
+        url = f"sqlite:///{tmp}/store.db"
+        with open_trinket(registry, url, base_settings(path)) as trinket:
+            fixed = fixed_part(trinket, path)
+            for i, row in enumerate(searches):
+                row = {**row, "tool": names.get(row["tool"], row["tool"])}
+                turn = turns.get(row["turn"])
+                hits["cold"][row["shape"]].append(run_search(trinket, f"c{i}", row, None))
+                msgs = messages_for(turn) if turn is not None else None
+                hits["in_turn"][row["shape"]].append(run_search(trinket, f"t{i}", row, msgs))
+    return {"fixed": fixed, "searches": len(searches), "tools": len(registry.allowed()),
+            "shares": _shares(hits)}  # fmt: skip
+
+
+def _shares(hits: dict[str, dict[str, list[bool]]]) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    for mode, by_shape in hits.items():
+        every = [h for hs in by_shape.values() for h in hs]
+        out[mode] = {s: round(sum(h) / len(h), 3) for s, h in sorted(by_shape.items())}
+        out[mode]["all"] = round(sum(every) / max(1, len(every)), 3)
+    return out
+
+
+def _table(results: dict[str, Any]) -> Table:
+    table = Table(title="mcp_search: needed tool loaded after a model-written load_tools query")
+    cols = ["run", "tools", "fixed (menu+meta)", "mode", "all", "keywords", "sentence"]
+    for col in [*cols, "server_tool", "guessed_name"]:
+        table.add_column(col, justify="left" if col in ("run", "mode") else "right")
+    for run, r in results.items():
+        for mode, shares in r["shares"].items():
+            fixed = f"{r['fixed']['total']:,} ({r['fixed']['menu']}+{r['fixed']['meta_tools']})"
+            cells = [shares.get(s, 0.0) for s in SHAPE_COLS]
+            table.add_row(run, str(r["tools"]), fixed, mode, *(f"{c:.3f}" for c in cells))
+    return table
+
+
+SHAPE_COLS = ("all", "keywords", "sentence", "server_tool", "guessed_name")
+
+
+def run_args(data_dir: Path, out_dir: Path, opts: argparse.Namespace) -> dict[str, Any]:
+    """Entry point for ``bench/run.py`` with this suite's flags."""
+    results = {}
+    for corpus in opts.corpus or CORPORA:
+        for path in opts.paths or ["openai", "text"]:
+            results[f"{corpus}/{path}"] = measure(data_dir, corpus, path, opts.quick)
+    Console(width=170).print(_table(results))
+    return {"runs": results}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """This suite's flags, for ``bench/run.py``."""
+    parser.add_argument("--corpus", action="append", help="corpus folder name (repeatable)")
+    parser.add_argument("--path", dest="paths", action="append", choices=("openai", "text"))
