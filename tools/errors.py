@@ -94,3 +94,7 @@ class MCPSourceError(TooltrayError):
 
 class MCPToolError(TooltrayError):
     """An MCP tool ran and reported an error (``isError``); the text is the server's."""
+
+
+class SessionForkError(TooltrayError, ValueError):
+    """A session cannot be started from another: the parent is missing or the child exists."""

@@ -36,6 +36,7 @@ from blinker import NamedSignal
 from tooltray.events import payloads as p
 from tooltray.events import signals as sig
 from tooltray.memory.config import Settings
+from tooltray.memory.core.fork import fork_session, not_refused
 from tooltray.memory.core.planner import Plan, Planner, evict, expire_fallback
 from tooltray.memory.core.prompt import (
     NATIVE_PATHS,
@@ -344,6 +345,22 @@ class ToolLoaderTrinket:
                     sig.session_ended, session_id, p.SessionEnded(turn=state.turn)
                 )
             self._forget(session_id)
+
+    def fork(self, parent_id: str, child_id: str) -> list[str]:
+        """Start the new session ``child_id`` from ``parent_id``'s loaded and revealed tools
+        (a subagent, a forked conversation); the child's later changes never touch the parent's.
+        Returns the child's loaded set (:func:`~tooltray.memory.core.fork.fork_session`).
+
+        Raises:
+            SessionForkError: no such parent, or ``child_id`` exists already.
+        """
+        with self._lock:
+            self.flush(parent_id)
+            names = fork_session(self.store, parent_id, child_id, not_refused(self.registry))
+            self._forget(child_id)
+        started = p.SessionStarted(turn=0, resumed=False, loaded=names)
+        sig.emit(sig.session_started, child_id, started)
+        return names
 
     def compact(self, session_id: str, turn: int | None = None) -> list[str]:
         """Tell tooltray the context was compacted: a boundary where idle tools are evicted."""

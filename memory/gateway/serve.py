@@ -33,9 +33,9 @@ def parse_listen(value: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
-async def serve_stdio(gateway: Gateway, session: str) -> None:
+async def serve_stdio(gateway: Gateway, session: str, fork: str | None = None) -> None:
     """Serve one client on this process's stdin/stdout until it disconnects."""
-    server = build_server(gateway, SessionKeys(session))
+    server = build_server(gateway, SessionKeys(session, fork))
     async with anyio.create_task_group() as tg:
         tg.start_soon(gateway.run)
         async with stdio_server() as (read, write):
@@ -64,6 +64,7 @@ def run_gateway(
     *,
     session: str,
     http: str | None = None,
+    fork: str | None = None,
     **upstream_options: float,
 ) -> None:
     """Block serving the gateway; the CLI's entry point."""
@@ -71,7 +72,7 @@ def run_gateway(
     gateway = Gateway(config, settings, **upstream_options)
     try:
         if listen is None:
-            anyio.run(serve_stdio, gateway, session)
+            anyio.run(serve_stdio, gateway, session, fork)
         else:
             anyio.run(serve_http, gateway, *listen)
     finally:

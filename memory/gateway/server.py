@@ -3,7 +3,9 @@
 Sessions: over stdio one client owns the process and its session is ``--session``; over
 streamable HTTP a client's session is the ``session`` query parameter of its URL when given
 (``http://host:port/mcp?session=alice``, stable across gateway restarts), else its
-``Mcp-Session-Id``. An ``initialize`` of a named session is a resume boundary.
+``Mcp-Session-Id``. An ``initialize`` of a named session is a resume boundary. A new named
+session may start from another's loaded set (a subagent's): ``--fork PARENT`` on stdio,
+``?fork=PARENT`` on HTTP.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from tooltray.memory.gateway.gateway import Gateway
 log = logging.getLogger("tooltray.gateway")
 SESSION_PARAM = "session"
 SESSION_HEADER = "mcp-session-id"
+FORK_PARAM = "fork"
+UNNAMED = "mcp-"  # the sessions keyed by a connection's Mcp-Session-Id: never a fork's parent
 
 
 class SessionKeys:
@@ -29,10 +33,12 @@ class SessionKeys:
 
     Args:
         fixed: the stdio session id (``None`` on HTTP, where each request names its own).
+        fork: the stdio session's parent (``--fork``), used only if the session is new.
     """
 
-    def __init__(self, fixed: str | None) -> None:
+    def __init__(self, fixed: str | None, fork: str | None = None) -> None:
         self.fixed = fixed
+        self.fork = fork
 
     def named(self, ctx: ServerRequestContext[Any, Any]) -> str | None:
         """A session named by the client or the command line (one that may be resumed)."""
@@ -42,6 +48,18 @@ class SessionKeys:
         params = getattr(request, "query_params", None)
         value = params.get(SESSION_PARAM) if params is not None else None
         return str(value) if value else None
+
+    def parent(self, ctx: ServerRequestContext[Any, Any]) -> str | None:
+        """The session a new named session starts from: ``--fork``, else ``?fork=``. Only a
+        named session can be a parent, as a client could open it itself; another connection's
+        unnamed session cannot."""
+        if self.fixed is not None:
+            return self.fork
+        params = getattr(ctx.request, "query_params", None)
+        value = params.get(FORK_PARAM) if params is not None else None
+        if not value or str(value).startswith(UNNAMED):
+            return None
+        return str(value)
 
     def of(self, ctx: ServerRequestContext[Any, Any]) -> str:
         """The session of any request after ``initialize``."""
@@ -66,12 +84,15 @@ class _InitializeBoundary:
         if ctx.method == "initialize":
             session = self.keys.named(ctx)
             if session is not None:
-                await self._start(session)
+                await self._start(session, self.keys.parent(ctx))
         return result
 
-    async def _start(self, session: str) -> None:
-        """Start or resume; a failure is logged and the session goes on (tools/list retries)."""
+    async def _start(self, session: str, parent: str | None) -> None:
+        """Start (from ``parent``'s tools when new) or resume; a failure is logged and the
+        session goes on (tools/list retries)."""
         try:
+            if parent is not None:
+                await self.gateway.fork(parent, session)
             loaded = await self.gateway.start(session)
         except Exception as exc:  # the client's handshake must not fail over tooltray's state
             log.error("tooltray gateway: could not start session %r: %s", session, exc)
