@@ -52,7 +52,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from tooltray.memory.core.menu import bundle_menu as bundle_menu  # re-exported for callers
 from tooltray.memory.metatools.meta_tools import LOAD_TOOLS
-from tooltray.tools.deferred import DEFERRED_PATHS, render_revealing, search_answer, search_call
+from tooltray.tools.deferred import (
+    DEFERRED_PATHS,
+    complete_namespaces,
+    render_revealing,
+    search_answer,
+    search_call,
+)
 from tooltray.tools.render import NATIVE_PATHS as NATIVE_PATHS  # re-exported for the trinket
 from tooltray.tools.render import canonical_json, count_tokens, render_native, render_text
 from tooltray.tools.spec import Bundle, ToolSpec, decode_arguments
@@ -509,7 +515,8 @@ class PromptView:
         if self.path == "anthropic":
             messages = anthropic_messages(rest, reveals, self.addition)
             return {"system": system, "messages": messages}
-        return {"instructions": system, "input": responses_input(rest, reveals)}
+        items = complete_namespaces(responses_input(rest, reveals), self.tools())
+        return {"instructions": system, "input": items}
 
     def messages(self, history: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         """Chat messages: one system message, then the conversation as given.
