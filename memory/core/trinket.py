@@ -112,6 +112,7 @@ def all_tools_view(
         specs=allowed,
         menu="",
         eager_tokens=eager_tokens,
+        code_callers=settings.code_callers,
     )
 
 
@@ -139,6 +140,7 @@ def selected_view(
         specs=specs,
         menu=planner.menu() if choosing else "",
         eager_tokens=planner.eager_tokens(),
+        code_callers=settings.code_callers,
     )
     revealed = _allowed(registry, revealed_names)
     loaded = view.loaded + tuple(s.name for s in revealed)
