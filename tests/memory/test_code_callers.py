@@ -51,3 +51,27 @@ def test_off_and_other_paths_leave_tools_alone(tmp_path: Path) -> None:
             tools = trinket.prepare(path, [{"role": "user", "content": "Weather?"}]).tools()
         assert "allowed_callers" not in canonical_json(tools)
         assert all(t.get("type") != CODE_TOOL["anthropic"]["type"] for t in tools)
+
+
+def test_the_python_api_holds_between_boundaries_and_later_tools_are_announced(
+    tmp_path: Path,
+) -> None:
+    from tooltray.memory.adapters import CodeMode
+
+    db = f"sqlite:///{tmp_path / 'tooltray.db'}"
+    settings = Settings(db=db, context_window=8192, path="responses", reveal="append")
+    code = CodeMode()
+    history: list[dict[str, Any]] = [{"role": "user", "content": "Weather in Paris tomorrow?"}]
+    with ToolLoaderTrinket(demo_registry(), settings=settings) as trinket:
+        first = trinket.prepare("c", history)
+        api = code.api(first)
+        assert code.news(first) == ""  # the API shows everything loaded so far
+        trinket.handle_meta("c", "load_tools", {"tools": ["git_commit"]})
+        later = trinket.prepare("c", history)
+        assert CodeMode().api(later) == api  # the same bytes: the code tool is not rewritten
+        news = code.news(later)
+        assert news.startswith("New functions you can call from code:")
+        assert "def git_commit(*, " in news and "def git_commit(" not in api
+        assert code.news(trinket.prepare("c", history)) == ""  # announced once
+    assert "def load_tools" not in api and "def call_tool" not in api
+    assert api.count("\ndef ") == len([s for s in first.specs if s.name not in DIRECT])
