@@ -22,7 +22,8 @@ Example:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
@@ -46,6 +47,17 @@ if TYPE_CHECKING:
 
 Handler = Callable[[ModelRequest[Any]], ModelResponse[Any]]
 AsyncHandler = Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]
+
+
+def run_sync(work: Coroutine[Any, Any, str]) -> str:
+    """Run ``work`` to its end from sync code: here, or on a thread of its own when this thread
+    already runs an event loop (``agent.invoke`` called from async code)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(work)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, work).result()
 
 
 def human_texts(messages: Sequence[AnyMessage]) -> list[Any]:
@@ -152,7 +164,7 @@ class TrayMiddleware(AgentMiddleware[Any, Any, Any]):
             return await self.invoke(spec.name, arguments)
 
         def run(**arguments: Any) -> str:
-            return asyncio.run(self.invoke(spec.name, arguments))
+            return run_sync(self.invoke(spec.name, arguments))
 
         return StructuredTool.from_function(
             func=run,

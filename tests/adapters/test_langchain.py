@@ -155,3 +155,21 @@ def test_langchain_append_reveal_keeps_tools_and_runs_call_tool(
     used = [r[2] for r in rows("s1", "used")]
     assert used == ["day_of_week", "day_of_week", "weather_forecast"]
     assert completed == [("s1", 1), ("s1", 2)]
+
+
+def test_langchain_sync_tool_runs_from_a_thread_that_runs_a_loop(
+    make_trinket: Any, rows: Any
+) -> None:
+    """A middleware tool invoked synchronously where an event loop already runs (sync agent
+    code called from async code) still runs the registry tool and reports its use."""
+    tray = TrayMiddleware(make_trinket(), "s1")
+    tray.start()
+    day = next(t for t in tray.tools if t.name == "day_of_week")
+
+    async def inside_a_loop() -> Any:
+        return day.invoke({"date": "2024-03-01"})
+
+    assert asyncio.run(inside_a_loop()) == "Friday"
+    assert ("day_of_week", {"date": "2024-03-01"}) in catalog.CALLS
+    tray.trinket.flush("s1")  # tool-used rows are stored at the turn's end, or now
+    assert [r[2] for r in rows("s1", "used")] == ["day_of_week"]
