@@ -106,6 +106,10 @@ class Settings(BaseSettings):
             carries ``betas`` for ``client.beta.messages.create``) instead of a synthetic
             ``load_tools`` exchange. Off by default: a beta on newer models; a model that
             refuses it degrades the session to the exchange (one log line, a ``degraded`` event).
+        code_callers: Anthropic and OpenAI Responses: mark the session's tools callable from
+            code the model writes (``allowed_callers``; the provider's code tool is added to
+            ``tools=``): ``both`` directly and from code, ``code`` from code only. The
+            meta-tools stay direct.
         store_wait: seconds a store call may wait for a database another process holds locked;
             past it the turn goes on with what is known and the changes are queued, to be
             written once the database is free (a turn waits out at most one such budget).
@@ -175,6 +179,7 @@ class Settings(BaseSettings):
     retain_mb: float | None = Field(default=None, gt=0)
     reveal: Reveal = "append"
     tool_addition: bool = False
+    code_callers: Literal["off", "both", "code"] = "off"
     opening: Literal["priced", "share"] = "priced"
     cost_profile: Literal["latency", "price"] = "latency"
     gateway_tokens: list[str] = Field(default_factory=list)

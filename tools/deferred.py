@@ -16,7 +16,7 @@ answers with :func:`search_answer`, so each provider's deferral format has this 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tooltray.tools.errors import ConfigError
@@ -127,6 +127,38 @@ def namespaces(deferred: Sequence[ToolSpec], bundles: Sequence[Bundle]) -> list[
             {"type": "namespace", "name": bundle, "description": description, "tools": tools}
         )
     return out
+
+
+def tool_namespaces(tools: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """``{tool name: namespace}`` for every function inside a ``namespace`` of a Responses
+    ``tools=`` list (a top-level function is in no namespace)."""
+    return {
+        str(inner.get("name")): str(entry.get("name"))
+        for entry in tools
+        if entry.get("type") == "namespace"
+        for inner in entry.get("tools") or ()
+    }
+
+
+def complete_namespaces(items: Sequence[Any], tools: Sequence[Mapping[str, Any]]) -> list[Any]:
+    """Responses ``input`` items with each ``function_call`` of a namespaced tool given its
+    ``namespace`` where it lacks one.
+
+    The API refuses a replayed call to a deferred tool without it ("Missing namespace for
+    function_call"), and clients that rebuild items from chat-style history drop it. A call
+    that names a namespace, a tool in none, and every other item pass unchanged (completed
+    items are copies; items that are not mappings are left as they are).
+    """
+    owners = tool_namespaces(tools)
+    return [_with_namespace(item, owners) for item in items]
+
+
+def _with_namespace(item: Any, owners: Mapping[str, str]) -> Any:
+    if not isinstance(item, Mapping) or item.get("type") != "function_call":
+        return item
+    if item.get("namespace") or str(item.get("name")) not in owners:
+        return item
+    return {**item, "namespace": owners[str(item.get("name"))]}
 
 
 def search_answer(

@@ -107,3 +107,7 @@ class MCPToolError(TooltrayError):
 
 class SessionAccessError(TooltrayError, PermissionError):
     """A gateway client named a session it may not open (another client's, or a bad name)."""
+
+
+class SessionForkError(TooltrayError, ValueError):
+    """A session cannot be started from another: the parent is missing or the child exists."""

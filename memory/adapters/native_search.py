@@ -16,7 +16,12 @@ from typing import TYPE_CHECKING, Any
 from tooltray.memory.adapters.common import run_meta, user_messages
 from tooltray.memory.core.prompt import added_specs
 from tooltray.memory.metatools.meta_tools import LOAD_TOOLS, READ_RESULT
-from tooltray.tools.deferred import check_deferred_path, render_deferred, search_answer
+from tooltray.tools.deferred import (
+    check_deferred_path,
+    complete_namespaces,
+    render_deferred,
+    search_answer,
+)
 from tooltray.tools.spec import ToolSpec
 
 if TYPE_CHECKING:
@@ -50,6 +55,11 @@ class NativeDeferral:
         shown = {s.name for s in self.visible}
         rest = [s for s in self.trinket.registry.allowed() if s.name not in shown]
         return render_deferred(self.path, self.visible, rest, self.trinket.registry.bundles())
+
+    def complete(self, items: Sequence[Any]) -> list[Any]:
+        """Responses ``input`` items with the ``namespace`` of each deferred tool's replayed
+        ``function_call`` filled in (the API refuses one without it)."""
+        return complete_namespaces(items, self.tools())
 
     def search(self, call_id: str, query: str) -> dict[str, Any]:
         """Answer a search call with the tools tooltray's retriever loads for ``query``."""

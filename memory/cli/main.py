@@ -31,6 +31,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sessions": ("inspect", "List the stored sessions."),
     "show": ("inspect", "Show a session's loaded tools, bundle menu and prompt prefix."),
     "explain": ("inspect", "What a message would load and why (a dry run)."),
+    "fork": ("fork", "Start a session from another's loaded tools (a subagent)."),
 }
 
 

@@ -31,6 +31,12 @@ def mcp_group() -> None:
 @DB_OPTION
 @click.option("--session", default=None, help="stdio session id (default: mcp-<config name>).")
 @click.option("--http", default=None, metavar="HOST:PORT", help="Serve streamable HTTP instead.")
+@click.option(
+    "--fork",
+    default=None,
+    metavar="PARENT",
+    help="A new stdio session starts with PARENT's loaded tools (over HTTP: /mcp?fork=PARENT).",
+)
 @click.option("--start-timeout", type=click.FloatRange(0.1), default=30.0, show_default=True)
 @click.option("--call-timeout", type=click.FloatRange(0.1), default=120.0, show_default=True)
 @click.option(
@@ -52,6 +58,7 @@ def serve(
     db: str | None,
     session: str | None,
     http: str | None,
+    fork: str | None,
     start_timeout: float,
     call_timeout: float,
     reveal: str | None,
@@ -78,6 +85,8 @@ def serve(
         raise ConfigError(
             "--session is for stdio; over --http name it in the URL: /mcp?session=ID."
         )
+    if http is not None and fork is not None:
+        raise ConfigError("--fork is for stdio; over --http name it in the URL: /mcp?fork=ID.")
     _logging()
     given: dict[str, object] = {"db": db} if db else {}
     if tokens:
@@ -92,6 +101,7 @@ def serve(
         settings,
         session=session_id,
         http=http,
+        fork=fork,
         start_timeout=start_timeout,
         call_timeout=call_timeout,
     )

@@ -51,8 +51,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from tooltray.memory.core.menu import bundle_menu as bundle_menu  # re-exported for callers
-from tooltray.memory.metatools.meta_tools import LOAD_TOOLS
-from tooltray.tools.deferred import DEFERRED_PATHS, render_revealing, search_answer, search_call
+from tooltray.memory.metatools.meta_tools import CALL_TOOL, LOAD_TOOLS, META_TOOL_NAMES
+from tooltray.tools.codecall import CodeCallers, code_callable
+from tooltray.tools.deferred import (
+    DEFERRED_PATHS,
+    complete_namespaces,
+    render_revealing,
+    search_answer,
+    search_call,
+)
 from tooltray.tools.render import NATIVE_PATHS as NATIVE_PATHS  # re-exported for the trinket
 from tooltray.tools.render import canonical_json, count_tokens, render_native, render_text
 from tooltray.tools.spec import Bundle, ToolSpec, decode_arguments
@@ -64,6 +71,9 @@ if TYPE_CHECKING:
 REVEAL_HEAD = "Tools now available:"
 BRIDGE_HINT = 'Call them through call_tool: {"name": "<tool>", "arguments": {...}}.'
 TEXT_HINT = "Call them like the listed tools."
+
+
+DIRECT = frozenset([*META_TOOL_NAMES, CALL_TOOL])  # the model calls these itself, never code
 
 
 def split_loaded(
@@ -452,6 +462,8 @@ class PromptView:
             out as a synthetic search exchange before that turn's user message (``deferring``).
         addition: Anthropic reveals are ``tool_addition`` blocks in a system message instead
             of that exchange (the ``tool_addition`` setting); :meth:`request` adds the beta.
+        code_callers: who may call the tools on Anthropic and Responses (the setting):
+            ``both``/``code`` add ``allowed_callers`` and the provider's code tool.
     """
 
     session_id: str
@@ -473,15 +485,19 @@ class PromptView:
     bundles: tuple[Bundle, ...] = field(default=())
     reveals: tuple[tuple[int, tuple[ToolSpec, ...]], ...] = field(default=())
     addition: bool = False
+    code_callers: CodeCallers = "off"
 
     def tools(self, path: str | None = None) -> list[dict[str, Any]]:
-        """The ``tools=`` list for ``path`` (default: the view's own native path)."""
+        """The ``tools=`` list for ``path`` (default: the view's own native path), its tools
+        marked callable from code as the ``code_callers`` setting says."""
         chosen = path or self.path
         if chosen == "text":
             return []
         if self.deferring and chosen == self.path:
-            return render_revealing(chosen, self.specs, self.deferred, self.bundles, LOAD_TOOLS)
-        return render_native(chosen, self.specs)
+            tools = render_revealing(chosen, self.specs, self.deferred, self.bundles, LOAD_TOOLS)
+        else:
+            tools = render_native(chosen, self.specs)
+        return code_callable(chosen, tools, self.code_callers, DIRECT)
 
     def request(self, history: Sequence[dict[str, Any]]) -> dict[str, Any]:
         """The request body's tool and conversation fields for the view's path, ready for
@@ -509,7 +525,8 @@ class PromptView:
         if self.path == "anthropic":
             messages = anthropic_messages(rest, reveals, self.addition)
             return {"system": system, "messages": messages}
-        return {"instructions": system, "input": responses_input(rest, reveals)}
+        items = complete_namespaces(responses_input(rest, reveals), self.tools())
+        return {"instructions": system, "input": items}
 
     def messages(self, history: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         """Chat messages: one system message, then the conversation as given.
@@ -567,6 +584,7 @@ def compose(
     specs: Sequence[ToolSpec],
     menu: str,
     eager_tokens: int,
+    code_callers: CodeCallers = "off",
 ) -> PromptView:
     """Build the view for the given ordered tools; the same inputs give the same bytes."""
     native = path in NATIVE_PATHS
@@ -577,7 +595,8 @@ def compose(
     if block:
         parts.append(block)
     prefix = "\n\n".join(parts)
-    tools_json = canonical_json(render_native(path, specs)) if native else ""
+    rendered = code_callable(path, render_native(path, specs), code_callers, DIRECT)
+    tools_json = canonical_json(rendered) if native else ""
     digest = prefix_digest(prefix, tools_json)
     tokens = count_tokens(tools_json if native else block).n
     return PromptView(
@@ -593,4 +612,5 @@ def compose(
         eager_tokens=eager_tokens,
         loaded=tuple(s.name for s in specs),
         tool_block=block,
+        code_callers=code_callers,
     )

@@ -37,6 +37,7 @@ from tooltray.events import payloads as p
 from tooltray.events import signals as sig
 from tooltray.memory.config import Settings
 from tooltray.memory.core import inputs
+from tooltray.memory.core.fork import fork_session, not_refused
 from tooltray.memory.core.planner import Plan, Planner, evict, expire_fallback
 from tooltray.memory.core.prompt import (
     NATIVE_PATHS,
@@ -112,6 +113,7 @@ def all_tools_view(
         specs=allowed,
         menu="",
         eager_tokens=eager_tokens,
+        code_callers=settings.code_callers,
     )
 
 
@@ -139,6 +141,7 @@ def selected_view(
         specs=specs,
         menu=planner.menu() if choosing else "",
         eager_tokens=planner.eager_tokens(),
+        code_callers=settings.code_callers,
     )
     revealed = _allowed(registry, revealed_names)
     loaded = view.loaded + tuple(s.name for s in revealed)
@@ -356,6 +359,24 @@ class ToolLoaderTrinket:
             self.flush(session_id)
             self._forget(session_id)
             self.shelf.forget(session_id)
+
+    def fork(self, parent_id: str, child_id: str) -> list[str]:
+        """Start the new session ``child_id`` from ``parent_id``'s loaded and revealed tools
+        (a subagent, a forked conversation); the child's later changes never touch the parent's.
+        Returns the child's loaded set (:func:`~tooltray.memory.core.fork.fork_session`).
+
+        Raises:
+            SessionForkError: no such parent, or ``child_id`` exists already.
+            InputError: either id is not a usable session id.
+        """
+        parent_id, child_id = inputs.session_id(parent_id), inputs.session_id(child_id)
+        with self._lock:
+            self.flush(parent_id)
+            names = fork_session(self.store, parent_id, child_id, not_refused(self.registry))
+            self._forget(child_id)
+        started = p.SessionStarted(turn=0, resumed=False, loaded=names)
+        sig.emit(sig.session_started, child_id, started)
+        return names
 
     def compact(self, session_id: str, turn: int | None = None) -> list[str]:
         """Tell tooltray the context was compacted: a boundary where idle tools are evicted."""

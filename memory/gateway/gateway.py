@@ -46,7 +46,7 @@ from tooltray.memory.gateway.policy import GatewayPolicy
 from tooltray.memory.gateway.state import GatewayState
 from tooltray.memory.gateway.upstream import Upstream, UpstreamError
 from tooltray.memory.metatools.meta_tools import CALL_TOOL, MAX_ITEM_CHARS, parse_bridge
-from tooltray.tools.errors import MetaToolArgumentError, TooltrayError
+from tooltray.tools.errors import MetaToolArgumentError, SessionForkError, TooltrayError
 from tooltray.tools.registry import ToolRegistry
 from tooltray.tools.render import count_tokens
 from tooltray.tools.spec import Decoded, ToolSpec, decode_arguments
@@ -202,6 +202,18 @@ class Gateway:
         self._turns[session_id] = view.turn
         self._listings.pop(session_id, None)
         return list(view.loaded)
+
+    async def fork(self, parent: str, child: str) -> list[str]:
+        """Start the new session ``child`` from ``parent``'s loaded set; a ``child`` that exists
+        already is left as it is (a reconnecting subagent resumes), a missing parent is logged
+        and the child starts on its own."""
+        if await self.core(self.trinket.store.snapshot, child) is not None:
+            return []
+        try:
+            return await self.core(self.trinket.fork, parent, child)
+        except SessionForkError as exc:
+            log.warning("tooltray gateway: session %r starts on its own: %s", child, exc)
+            return []
 
     async def list_tools(self, session_id: str) -> list[types.Tool]:
         """The session's ``tools/list``: meta-tools, then loaded tools, in the kept order.

@@ -43,9 +43,9 @@ def parse_listen(value: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
-async def serve_stdio(gateway: Gateway, session: str) -> None:
+async def serve_stdio(gateway: Gateway, session: str, fork: str | None = None) -> None:
     """Serve one client on this process's stdin/stdout until it disconnects."""
-    server = build_server(gateway, SessionKeys(session, gateway.state))
+    server = build_server(gateway, SessionKeys(session, gateway.state, fork))
     async with anyio.create_task_group() as tg:
         tg.start_soon(gateway.run)
         problem = await gateway.policy_problem()
@@ -122,6 +122,7 @@ def run_gateway(
     *,
     session: str,
     http: str | None = None,
+    fork: str | None = None,
     **upstream_options: float,
 ) -> None:
     """Block serving the gateway; the CLI's entry point."""
@@ -129,7 +130,7 @@ def run_gateway(
     gateway = Gateway(config, settings, GatewayState(state_path(settings)), **upstream_options)
     try:
         if listen is None:
-            anyio.run(serve_stdio, gateway, session)
+            anyio.run(serve_stdio, gateway, session, fork)
         else:
             app = http_app(gateway, settings, *listen)
             anyio.run(serve_http, gateway, app, *listen)

@@ -4,7 +4,8 @@ Sessions: over stdio one client owns the process and its session is ``--session`
 streamable HTTP a client's session is the ``session`` query parameter of its URL when given
 (``http://host:port/mcp?session=alice``, stable across gateway restarts, bound to the token
 that opened it), else one per ``Mcp-Session-Id`` (kept as a hash). An ``initialize`` of a named
-session is a resume boundary.
+session is a resume boundary. A new named session may start from another's loaded set (a
+subagent's): ``--fork PARENT`` on stdio, ``?fork=PARENT`` on HTTP (a session the client may open).
 """
 
 from __future__ import annotations
@@ -30,8 +31,9 @@ from tooltray.tools.spec import NAME_PATTERN
 log = logging.getLogger("tooltray.gateway")
 SESSION_PARAM = "session"
 SESSION_HEADER = "mcp-session-id"
-RESERVED = "mcp-"
+RESERVED = "mcp-"  # the sessions keyed by a connection's Mcp-Session-Id: never a fork's parent
 MAX_SESSION_NAME = 64
+FORK_PARAM = "fork"
 T = TypeVar("T")
 
 
@@ -47,10 +49,14 @@ class SessionKeys:
     Args:
         fixed: the stdio session id (``None`` on HTTP, where each request names its own).
         state: where session owners persist (``None``: this process only).
+        fork: the stdio session's parent (``--fork``), used only if the session is new.
     """
 
-    def __init__(self, fixed: str | None, state: GatewayState | None = None) -> None:
+    def __init__(
+        self, fixed: str | None, state: GatewayState | None = None, fork: str | None = None
+    ) -> None:
         self.fixed = fixed
+        self.fork = fork
         self.state = state or GatewayState(None)
         self._by_connection: dict[str, set[str]] = {}
 
@@ -68,6 +74,28 @@ class SessionKeys:
             return None
         name = check_session_name(str(value))
         self._bind(name, credential(ctx))
+        return name
+
+    def parent(self, ctx: ServerRequestContext[Any, Any]) -> str | None:
+        """The session a new named session starts from: ``--fork``, else ``?fork=``. Only a
+        session the client could open itself can be a parent: a named one it may open, never
+        another connection's unnamed one.
+
+        Raises:
+            SessionAccessError: a malformed or reserved name, or another credential's session.
+        """
+        if self.fixed is not None:
+            return self.fork
+        params = getattr(ctx.request, "query_params", None)
+        value = params.get(FORK_PARAM) if params is not None else None
+        if not value:
+            return None
+        name = check_session_name(str(value))  # never an unnamed (mcp-) session
+        owner = self.state.owners.get(name)
+        if owner is not None and owner != credential(ctx):
+            raise SessionAccessError(
+                f"?fork={name!r} is another client credential's session; fork one of your own."
+            )
         return name
 
     def of(self, ctx: ServerRequestContext[Any, Any]) -> str:
@@ -151,14 +179,18 @@ class _InitializeBoundary:
         if ctx.method != "initialize":
             return await call_next(ctx)
         session = _checked(self.keys.named, ctx)  # refused before the handshake answers
+        parent = _checked(self.keys.parent, ctx) if session is not None else None
         result = await call_next(ctx)
         if session is not None:
-            await self._start(session)
+            await self._start(session, parent)
         return result
 
-    async def _start(self, session: str) -> None:
-        """Start or resume; a failure is logged and the session goes on (tools/list retries)."""
+    async def _start(self, session: str, parent: str | None) -> None:
+        """Start (from ``parent``'s tools when new) or resume; a failure is logged and the
+        session goes on (tools/list retries)."""
         try:
+            if parent is not None:
+                await self.gateway.fork(parent, session)
             loaded = await self.gateway.start(session)
         except Exception as exc:  # the client's handshake must not fail over tooltray's state
             log.error("tooltray gateway: could not start session %r: %s", session, exc)

@@ -43,6 +43,8 @@ SCRIPT = [
     echo_tool_result,
     WEATHER,  # pydantic-ai
     echo_tool_result,
+    WEATHER,  # LangChain
+    echo_tool_result,
 ]
 
 
@@ -68,6 +70,7 @@ def test_the_readme_has_the_blocks_this_test_scripts() -> None:
         "## MCP servers",
         "## With an agent framework",
         "## With an agent framework",
+        "## With an agent framework",
     ]
 
 
@@ -75,6 +78,7 @@ def test_every_python_block_runs_as_written(readme_env: ScriptedServer, capsys: 
     pytest.importorskip("agents")
     pytest.importorskip("pydantic_ai")
     pytest.importorskip("mcp")
+    pytest.importorskip("langchain_openai")
     names: dict[str, Any] = {"__name__": "readme"}
     outputs = []
     try:
@@ -88,7 +92,7 @@ def test_every_python_block_runs_as_written(readme_env: ScriptedServer, capsys: 
     assert outputs[0] == answer  # the tool ran and its result went back to the model
     assert outputs[1].startswith(f"{answer} [('weather_forecast', 'ok')]")
     assert '"timezone": "UTC"' in outputs[2] and '"datetime": "20' in outputs[2]
-    assert outputs[3] == answer and outputs[4] == answer
+    assert outputs[3] == answer and outputs[4] == answer and outputs[5] == answer
     first = readme_env.requests[0]
     assert "- weather: " in first["messages"][0]["content"]  # the bundle menu
     assert "load_tools" in readme_env.tool_names(0)  # the model saw what it called
