@@ -53,3 +53,31 @@ def test_sql_examples_run_read_only_on_a_demo_database(tmp_path: Path) -> None:
     learned = outputs[3].splitlines()
     assert learned[0] == "tool,mate,share" and len(learned) > 1
     assert all(0 < float(line.split(",")[2]) <= 1.0 for line in learned[1:])
+
+
+def test_the_setting_after_one_turn_shows_selection_on_a_small_catalog() -> None:
+    """The README's switch makes a newcomer's 22 tools open with a selection, not all of them,
+    and the selection holds a tool the message asks for."""
+    import ast
+
+    from newcomer_tools import TOOLS
+
+    from tooltray.memory import Settings, ToolLoaderTrinket
+    from tooltray.tools import ToolRegistry
+
+    after = README.split("### One turn", 1)[1].split("```", 2)[2]
+    call = re.search(r"`(Settings\([^`]*\))`", after.split("\n\n", 2)[1])
+    assert call is not None, "the paragraph after One turn's example names a Settings(...)"
+    parsed = ast.parse(call.group(1), mode="eval").body
+    assert isinstance(parsed, ast.Call)
+    kwargs = {k.arg: ast.literal_eval(k.value) for k in parsed.keywords if k.arg}
+    registry = ToolRegistry()
+    for fn in TOOLS:
+        registry.register_callable(fn)
+    message = "It's freezing in here, warm the house up and put on some jazz"
+    with ToolLoaderTrinket(registry, settings=Settings(db="sqlite://", **kwargs)) as trinket:
+        view = trinket.prepare("newcomer", [{"role": "user", "content": message}])
+    offered = {spec.name for spec in view.specs}
+    assert "load_tools" in offered
+    assert 0 < len(offered & {fn.__name__ for fn in TOOLS}) < len(TOOLS)
+    assert offered & {"set_thermostat", "play_music"}

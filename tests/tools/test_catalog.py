@@ -142,13 +142,13 @@ STRICT_FAILURES = {"metatool": 67, "sealtools": 1, "toolbench": 61}
     ("corpus", "count", "bundles"),
     [
         ("bfcl_multiturn", 130, 9),
-        ("bfcl", 1853, 0),
-        ("metatool", 199, 0),
+        ("bfcl", 1853, None),  # no groups: one bundle per group inferred from the names
+        ("metatool", 199, None),
         ("sealtools", 4076, 2276),
         ("toolbench", 2479, 811),
     ],
 )
-def test_all_corpora_import(corpus: str, count: int, bundles: int) -> None:
+def test_all_corpora_import(corpus: str, count: int, bundles: int | None) -> None:
     path = DATA / corpus / "tools.jsonl"
     if corpus in STRICT_FAILURES:
         with pytest.raises(ToolSpecError, match=f"line {STRICT_FAILURES[corpus]}\\b"):
@@ -156,7 +156,9 @@ def test_all_corpora_import(corpus: str, count: int, bundles: int) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         catalog = read_catalog(path, sanitize=True)
-    assert len(catalog.tools) == count and len(catalog.bundles) == bundles
+    assert len(catalog.tools) == count and catalog.inferred == (bundles is None)
+    groups = list(dict.fromkeys(t.bundle for t in catalog.tools if t.bundle is not None))
+    assert [b.name for b in catalog.bundles] == groups and len(groups) == (bundles or len(groups))
     registry = ToolRegistry(catalog.tools, bundles=catalog.bundles)
     assert len(registry.allowed()) == count
     for new, original in catalog.renamed.items():
