@@ -142,13 +142,13 @@ STRICT_FAILURES = {"metatool": 67, "sealtools": 1, "toolbench": 61}
     ("corpus", "count", "bundles"),
     [
         ("bfcl_multiturn", 130, 9),
-        ("bfcl", 1853, None),  # no groups: one bundle per group inferred from the names
-        ("metatool", 199, None),
+        ("bfcl", 1853, 0),  # no groups, and none inferred: a jsonl file has the field
+        ("metatool", 199, 0),
         ("sealtools", 4076, 2276),
         ("toolbench", 2479, 811),
     ],
 )
-def test_all_corpora_import(corpus: str, count: int, bundles: int | None) -> None:
+def test_all_corpora_import(corpus: str, count: int, bundles: int) -> None:
     path = DATA / corpus / "tools.jsonl"
     if corpus in STRICT_FAILURES:
         with pytest.raises(ToolSpecError, match=f"line {STRICT_FAILURES[corpus]}\\b"):
@@ -156,9 +156,8 @@ def test_all_corpora_import(corpus: str, count: int, bundles: int | None) -> Non
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         catalog = read_catalog(path, sanitize=True)
-    assert len(catalog.tools) == count and catalog.inferred == (bundles is None)
-    groups = list(dict.fromkeys(t.bundle for t in catalog.tools if t.bundle is not None))
-    assert [b.name for b in catalog.bundles] == groups and len(groups) == (bundles or len(groups))
+    assert len(catalog.tools) == count and len(catalog.bundles) == bundles
+    assert not catalog.inferred
     registry = ToolRegistry(catalog.tools, bundles=catalog.bundles)
     assert len(registry.allowed()) == count
     for new, original in catalog.renamed.items():

@@ -1,4 +1,4 @@
-"""Bundles inferred for catalogs that have none (OpenAI / MCP arrays, group-less jsonl)."""
+"""Bundles inferred for catalogs that have none (OpenAI, Anthropic and MCP tools arrays)."""
 
 from __future__ import annotations
 

@@ -63,7 +63,7 @@ class Catalog:
         renamed: sanitised tool name -> original name (only with ``sanitize=True``).
         renamed_bundles: sanitised group name -> original group name.
         path: the file read.
-        inferred: the file had no groups, so bundles were inferred from the tool names
+        inferred: the file was a tools array without bundles, so they were inferred from the names
             (:mod:`tooltray.tools.grouping`); ``explain`` says so.
     """
 
@@ -76,7 +76,8 @@ class Catalog:
 
 
 def _grouped(catalog: Catalog) -> Catalog:
-    """``catalog`` with bundles inferred from its names when it has no groups at all."""
+    """``catalog`` (a tools array, a format without bundles) with bundles inferred from its
+    names when none of its tools has one."""
     if any(t.bundle for t in catalog.tools):
         return catalog
     catalog.tools = grouped(catalog.tools)
@@ -288,7 +289,7 @@ def read_catalog(
         raise ToolSpecError(f"Catalog {file} has no tools; {EXPECTED}")
     if bundles_file is not None or extra.is_file():
         reader.read_bundles_file(extra)
-    return _grouped(reader.finish())
+    return reader.finish()  # a jsonl file has ``group``: no group is the author's choice
 
 
 def load_catalog(
