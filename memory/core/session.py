@@ -1,38 +1,13 @@
-"""A session in this process and its write path: its state and prompt meter, the journal that stores
-its changes in one transaction per call, and its outages.
+"""A session in this process: its state, its prompt meter, its outages, and the journal that
+stores what each public call changes.
 
-tooltray's estimate of each turn's prompt tokens: re-used from the previous call, and new.
-
-A prompt cache (a provider's, or a local server's KV cache) re-uses only the longest common
-prefix of two requests, and providers lay a request out as ``tools=`` (in rendered order), then
-the system text, then the messages. Each ``prepare`` is one model call, so the trinket can cut
-the prompt it just rendered into those parts and split it at the first part that differs from
-the previous call's: the parts before are re-used, the rest is prefilled anew. The sums over a
-turn's calls are stored on its ``turns`` row when the turn completes, beside what the provider
-reported (``turn-completed``'s ``usage``), so a user can compare the two and price a session by
-SQL. The session bench prices the same split (``bench/pricing.py``).
-
-Per-session state held by the trinket: the stored snapshot plus what only this process knows.
-
-The change rules themselves live with the store (:mod:`tooltray.memory.store.records`).
-
-Outages: a fault is logged loudly and signalled once, and said to be over once.
-
-A database or embedder that fails on every call must not flood the log, and a later outage must
-be loud again; :class:`Outages` keeps that per session and per reason (``store``, ``selection``).
-
-The trinket's write path: apply each change here at once, store it in order, queue it
-through outages.
-
-Every change is applied to the live state first (:func:`apply_local`), so the turn goes on
-whatever the database does; then everything not yet stored goes to the store in order, in one
-transaction. Inside :meth:`Journal.call` (one public call of the trinket) commits only stage
-their changes: the call computes first and stores its whole change set in one transaction at the
-end, and the signals it announced fire after that, so a receiver reads what the call stored.
-While the database is down the changes wait in ``state.pending`` and are replayed, in order, by
-the first commit that reaches it. Tool-used records are applied at once but stored with the
-next commit (:meth:`Journal.defer`): a burst of calls costs no transaction of its own, and a
-crash loses at most the turn in flight.
+Every change is applied to the live state at once, so the turn goes on whatever the database does;
+one public call (:meth:`Journal.call`) then stores its whole change set in one transaction at its
+end and fires its signals after it, so a receiver reads what the call stored. While the database is
+down the changes wait in ``state.pending`` and are replayed in order by the first commit that
+reaches it; each outage is logged loudly once and said to be over once. The meter estimates each
+call's prompt tokens re-used from the previous call (a prompt cache re-uses only the longest common
+prefix) and new; the turn's sums are stored at turn end beside what the provider reported.
 """
 
 from __future__ import annotations
@@ -319,7 +294,8 @@ class Journal:
             return
         self._touched = []
         try:
-            yield
+            with self.store.reading():
+                yield
         finally:
             touched, self._touched = self._touched, None
             self._stage_vectors(touched)

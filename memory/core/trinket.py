@@ -1,25 +1,15 @@
-"""The trinket: the public API (prepare, handle_meta, the signals it listens to) and the view it
-answers with.
-
-The two prompt views a session can get: its selection, or every allowed tool.
-
-One home for both, so the trinket (a small catalog, a degraded or disabled loader) and its
-clients (an agent whose ``prepare`` failed) render "all tools" the same way.
-
-The ToolLoaderTrinket: per-session working memory of loaded tools, changed only at safe moments.
+"""The trinket: the public API (``prepare``, ``handle_meta``, the signals it listens to) over
+one working memory of tools per session, changed only at safe moments.
 
 It listens to ``turn-completed``, ``tool-used`` and ``context-compacted`` of its own sessions
-(blinker's sender filter: another trinket's sessions never reach it); answers ``prepare`` with
-the prompt for a turn; handles the meta-tools; and stores what each of those calls changes,
-learning included, in one transaction at the call's end, then fires its signals. Selection
-runs at session start and explicit resume; later turns only append; idle tools leave only at
-boundaries (start, resume, compaction).
+(blinker's sender filter), answers ``prepare`` with the prompt for a turn and handles the
+meta-tools; each public call stores what it changed in one transaction, then fires its signals.
+Selection runs at session start and resume; later turns only append; idle tools leave only at
+boundaries (start, resume, compaction), so the prompt prefix stays byte-stable between them.
 
-Faults never end the turn. With the embedder down (or the stored session unreadable) a session
-exposes every tool; with the database down it keeps its last known set and queues its changes.
-Each outage is logged once and signalled (``loader-degraded``), the first kind also recorded.
-The loaded set is kept throughout, so recovery is the next turn going back to it (one prefix
-change, never mid-turn) and growing by appending as usual.
+Faults never end the turn: with the embedder down (or the stored session unreadable) a session
+exposes every tool; with the database down it keeps its last known set and queues its changes;
+recovery is the next turn going back to the kept set.
 """
 
 from __future__ import annotations
