@@ -321,9 +321,13 @@ class Planner:
     def _needs(self, users: Sequence[str]) -> float:
         """The chance mass a session spreads over the catalog: a tool for each task its message
         states (the first turn's), plus what its later turns add that growth misses."""
+        return max(self.selector().tasks(users), 1) + self._later()
+
+    def _later(self) -> float:
+        """What later turns add that growth misses: the prior, moved by past sessions."""
         mean, n = self.signals.session_needs(GROWTH_MISS)
         first, _ = self.signals.session_needs(0.0)
-        return max(self.selector().tasks(users), 1) + later_needs(mean, first, n)
+        return later_needs(mean, first, n)
 
     def _opening(self, picks: Sequence[Candidate]) -> Opening:
         share = self.settings.opening == "share"

@@ -5,19 +5,15 @@ Every change is applied to the live state at once, so the turn goes on whatever 
 one public call (:meth:`Journal.call`) then stores its whole change set in one transaction at its
 end and fires its signals after it, so a receiver reads what the call stored. While the database is
 down the changes wait in ``state.pending`` and are replayed in order by the first commit that
-reaches it; each outage is logged loudly once and said to be over once. The meter estimates each
-call's prompt tokens re-used from the previous call (a prompt cache re-uses only the longest common
-prefix) and new; the turn's sums are stored at turn end beside what the provider reported.
+reaches it; each outage is logged loudly once and said to be over once.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any, Literal
 
 from blinker import NamedSignal
@@ -25,94 +21,15 @@ from pydantic import BaseModel
 
 from tooltray.events import payloads as p
 from tooltray.events import signals as sig
-from tooltray.events.payloads import Usage
-from tooltray.memory.core.prompt import NATIVE_PATHS, PromptView
 from tooltray.memory.store.base import BaseStore
 from tooltray.memory.store.records import (
     Changes,
     SelectionMode,
     SessionSnapshot,
-    TurnUsage,
     apply_local,
     empty_snapshot,
 )
 from tooltray.tools.errors import StoreError
-from tooltray.tools.render import count_tokens, render_one
-
-Part = tuple[str, int]
-"""One part of a prompt: its exact text (its identity) and its o200k tokens."""
-
-
-@lru_cache(maxsize=50_000)
-def _part(text: str) -> Part:
-    return text, count_tokens(text).n
-
-
-def _message_text(message: dict[str, Any]) -> str:
-    content = message.get("content")
-    if isinstance(content, str) and len(message) <= 2:
-        return f"{message.get('role')}: {content}"
-    return json.dumps(message, sort_keys=True, default=str)
-
-
-def tool_parts(view: PromptView) -> list[Part]:
-    """``tools=`` as rendered on the view's native path, one part per tool (none on text)."""
-    if view.path not in NATIVE_PATHS:
-        return []
-    return [_part(render_one(view.path, s)) for s in view.specs]
-
-
-def message_parts(view: PromptView, messages: Sequence[dict[str, Any]]) -> list[Part]:
-    """The system message the view composes, then the conversation, one part per message."""
-    return [_part(_message_text(m)) for m in view.messages(messages)]
-
-
-def split(before: Sequence[Part], now: Sequence[Part]) -> tuple[int, int]:
-    """Tokens of ``now`` re-used from ``before`` (its common leading parts) and tokens new."""
-    k = 0
-    for a, b in zip(before, now, strict=False):
-        if a[0] != b[0]:
-            break
-        k += 1
-    reused = sum(t for _, t in now[:k])
-    return reused, sum(t for _, t in now) - reused
-
-
-@dataclass
-class PromptMeter:
-    """One session's running estimate: the last call's prompt and the current turn's sums."""
-
-    last: list[Part] = field(default_factory=list)
-    reused: int = 0
-    new: int = 0
-    calls: int = 0
-    tools: tuple[str, list[Part]] = ("", [])
-
-    def observe(self, view: PromptView, messages: Sequence[dict[str, Any]]) -> None:
-        """Count one model call's prompt against the previous one."""
-        if self.tools[0] != view.prefix_hash:  # tools= changes only with the prefix hash
-            self.tools = (view.prefix_hash, tool_parts(view))
-        now = self.tools[1] + message_parts(view, messages)
-        reused, new = split(self.last, now)
-        self.last, self.calls = now, self.calls + 1
-        self.reused, self.new = self.reused + reused, self.new + new
-
-    def close(self, turn: int, reported: Usage | None) -> TurnUsage | None:
-        """The finished turn's record (``None`` when nothing was seen or reported); resets."""
-        if not self.calls and reported is None:
-            return None
-        seen = self.calls > 0
-        out = TurnUsage(
-            turn,
-            self.reused if seen else None,
-            self.new if seen else None,
-            reported.cached_input_tokens if reported else None,
-            reported.uncached_input_tokens if reported else None,
-            reported.output_tokens if reported else None,
-        )
-        self.reused = self.new = self.calls = 0
-        return out
-
 
 Health = Literal["ok", "degraded", "disabled"]
 """Whether the loader works for a session: ``ok``; ``degraded`` (a fault: every tool is shown
@@ -190,7 +107,6 @@ class SessionState:
             unless ``learn_keep_text``.
         learned_upto: how many of ``user_texts`` earlier lessons covered (those after it are
             the messages since the last turn that used tools).
-        meter: this turn's prompt tokens so far, re-used and new (stored at turn end).
     """
 
     session_id: str
@@ -208,7 +124,6 @@ class SessionState:
     taught: list[str] = field(default_factory=list)
     user_texts: list[str] = field(default_factory=list)
     learned_upto: int = 0
-    meter: PromptMeter = field(default_factory=PromptMeter)
 
     @property
     def selection_mode(self) -> SelectionMode:

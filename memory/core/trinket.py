@@ -26,6 +26,7 @@ from blinker import NamedSignal
 from tooltray.events import payloads as p
 from tooltray.events import signals as sig
 from tooltray.memory.config import Settings
+from tooltray.memory.core.meter import PromptMeter
 from tooltray.memory.core.planner import Plan, Planner, evict, expire_fallback
 from tooltray.memory.core.prompt import (
     NATIVE_PATHS,
@@ -259,6 +260,7 @@ class ToolLoaderTrinket:
         self.planner = planner or Planner(self.registry, self.settings, self.journal, self.signals)
         self.shelf = ResultShelf(self.store, self.settings.result_max_chars)
         self._sessions: dict[str, SessionState] = {}
+        self._meters: dict[str, PromptMeter] = {}
         self._lock = threading.RLock()
         self._receivers: tuple[tuple[NamedSignal, Receiver], ...] = (
             (sig.turn_completed, self._on_turn_completed),
@@ -350,6 +352,14 @@ class ToolLoaderTrinket:
         """The live state of a session (loads it from the store if needed)."""
         with self._lock:
             return self._state(session_id)
+
+    def meter(self, session_id: str) -> PromptMeter:
+        """This turn's prompt tokens so far for a live session, re-used and new."""
+        with self._lock:
+            return self._meter(session_id)
+
+    def _meter(self, session_id: str) -> PromptMeter:
+        return self._meters.setdefault(session_id, PromptMeter())
 
     def all_tools_view(
         self, session_id: str, turn: int, mode: ViewMode = "degraded", eager_tokens: int = 0
@@ -496,7 +506,7 @@ class ToolLoaderTrinket:
             turn = max(payload.turn, state.turn)  # 0 (not given): the turn prepare last saw
             changes = expire_fallback(state, turn, self.journal.announce)
             changes.turn = turn
-            changes.usage = state.meter.close(state.turn, payload.usage)
+            changes.usage = self._meter(state.session_id).close(state.turn, payload.usage)
             changes.learn = self._lesson(state, turn)
             if changes.learn is not None:
                 changes.meta = {**(changes.meta or {}), "learned": state.learned_upto}
@@ -554,7 +564,8 @@ class ToolLoaderTrinket:
             signal.connect(receiver, sender=state.session_id)
 
     def _forget(self, session_id: str) -> None:
-        """Drop the live state and stop listening to its session."""
+        """Drop the live state and its meter, and stop listening to its session."""
+        self._meters.pop(session_id, None)
         if self._sessions.pop(session_id, None) is not None:
             for signal, receiver in self._receivers:
                 signal.disconnect(receiver, sender=session_id)
@@ -622,7 +633,7 @@ class ToolLoaderTrinket:
             self._degrade(state, "selection", exc)
         view = self._view(state)
         self._record_turn(state, view)
-        state.meter.observe(view, messages)
+        self._meter(state.session_id).observe(view, messages)
         return view
 
     def _eager(self) -> int:

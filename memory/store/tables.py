@@ -783,13 +783,12 @@ def _use(
     for use in changes.uses:
         out.append(_hist(sid, use.turn, "used", use.name))
         latest[use.name] = max(use.turn, latest.get(use.name, use.turn))
-    raised = [
-        {"sid": sid, "n": name, "t": turn}
-        for name, turn in latest.items()
-        if name in rows and turn > _or_minus_one(rows[name].last_used_turn)
-    ]
-    for row in raised:
-        rows[row["n"]].last_used_turn = row["t"]  # the call's next step reads it
+    up = {
+        n: t for n, t in latest.items() if n in rows and t > _or_minus_one(rows[n].last_used_turn)
+    }
+    for name, turn in up.items():
+        rows[name].last_used_turn = turn  # the call's next step reads it
+    raised = [{"sid": sid, "n": name, "t": turn} for name, turn in up.items()]
     if raised:
         where = (LOADED.c.session_id == bindparam("sid")) & (LOADED.c.name == bindparam("n"))
         stmt = update(LOADED).where(where).values(last_used_turn=bindparam("t"))
