@@ -30,7 +30,7 @@ from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from tooltray.memory.config import Settings  # noqa: E402
-from tooltray.memory.core.planner import Planner, TaskCount  # noqa: E402
+from tooltray.memory.core.planner import Planner  # noqa: E402
 from tooltray.memory.retrieval.selector import NoSignals, SessionSignals  # noqa: E402
 from tooltray.memory.store import Store  # noqa: E402
 from tooltray.memory.tuning import GROWTH_MISS, needed  # noqa: E402
@@ -74,7 +74,7 @@ def _first_turn(planner: Planner, conv: Conversation) -> tuple[int, int, float]:
     picks = selector.boundary(users, SessionSignals(NoSignals(), conv.id))
     top = max((c.score or 0.0 for c in picks), default=0.0)
     chances = sum(needed(c.score or 0.0, top) for c in picks)
-    tasks = selector.tasks(users) if isinstance(selector, TaskCount) else 1
+    tasks = selector.tasks(users)
     return len(set(turn.gold)), tasks, chances
 
 

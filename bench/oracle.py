@@ -42,3 +42,7 @@ class OracleSignals:
     ) -> dict[str, float]:
         """Not simulated."""
         return {}
+
+    def session_needs(self, growth_miss: float) -> tuple[float, int]:
+        """Not simulated."""
+        return 0.0, 0

@@ -19,13 +19,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from tooltray.memory.core.planner import (  # the library's own profiles: one owner
+from tooltray.memory.core.policy import (  # the library's own profiles: one owner
     CALL_OUTPUT_TOKENS as CALL_OUTPUT_TOKENS,
 )
-from tooltray.memory.core.planner import LATENCY as LATENCY
-from tooltray.memory.core.planner import PRICE as PRICE
-from tooltray.memory.core.planner import PROFILES as PROFILES
-from tooltray.memory.core.planner import Profile as Profile
+from tooltray.memory.core.policy import LATENCY as LATENCY
+from tooltray.memory.core.policy import PRICE as PRICE
+from tooltray.memory.core.policy import PROFILES as PROFILES
+from tooltray.memory.core.policy import Profile as Profile
 
 
 @dataclass(frozen=True)

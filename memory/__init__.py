@@ -17,7 +17,6 @@ if TYPE_CHECKING:
     from tooltray.memory.core.planner import Planner
     from tooltray.memory.core.prompt import PromptView
     from tooltray.memory.core.results import ResultShelf
-    from tooltray.memory.core.skills import Skill, SkillLibrary, load_skills
     from tooltray.memory.core.trinket import ToolLoaderTrinket
     from tooltray.memory.embedders import (
         CachedEmbedder,
@@ -28,6 +27,7 @@ if TYPE_CHECKING:
     )
     from tooltray.memory.metatools.meta_tools import META_TOOL_NAMES, meta_tool_specs
     from tooltray.memory.retrieval import Hit, ToolIndex, build_query
+    from tooltray.memory.retrieval.skills import Skill, SkillLibrary, load_skills
     from tooltray.memory.store import Store
     from tooltray.tools.errors import ModelError
     from tooltray.tools.sources.mcp import MCPSource
@@ -41,7 +41,7 @@ __getattr__, __dir__ = lazy_exports(
         "tooltray.memory.core.planner": ("Planner",),
         "tooltray.memory.core.prompt": ("PromptView",),
         "tooltray.memory.core.results": ("ResultShelf",),
-        "tooltray.memory.core.skills": ("Skill", "SkillLibrary", "load_skills"),
+        "tooltray.memory.retrieval.skills": ("Skill", "SkillLibrary", "load_skills"),
         "tooltray.memory.core.trinket": ("ToolLoaderTrinket",),
         "tooltray.memory.embedders": (
             "CachedEmbedder",

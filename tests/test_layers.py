@@ -2,8 +2,9 @@
 
 Layers, top to bottom: the clients (agent, adapters, cli, eval, gateway, lint, report) -> the
 core (``memory/core``) -> what serves it (metatools, retrieval, embedders, learning) -> the store
--> ``tools`` and ``events``. An import inside a function counts as much as one at the top (a lazy
-import does not make a circle go away); one under ``TYPE_CHECKING`` does not (it never runs).
+-> ``tools`` and ``events``. An import inside a function or under ``TYPE_CHECKING`` counts as much
+as one at the top: a lazy import does not make a circle go away, and a type-only one still ties
+the two modules together.
 """
 
 from __future__ import annotations
@@ -25,10 +26,6 @@ def _name(path: Path) -> str:
 MODULES = {_name(p): p for top in TOPS for p in (ROOT / top).rglob("*.py")}
 
 
-def _type_checking(node: ast.AST) -> bool:
-    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
-
-
 def _absolute(node: ast.ImportFrom, module: str, path: Path) -> str:
     package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
     if not node.level:
@@ -38,13 +35,11 @@ def _absolute(node: ast.ImportFrom, module: str, path: Path) -> str:
 
 
 def _imports(module: str, path: Path) -> set[str]:
-    """The library modules ``module`` imports when it runs (``TYPE_CHECKING`` blocks aside)."""
+    """The library modules ``module`` imports, wherever the import stands."""
     out: set[str] = set()
     todo: list[ast.AST] = [ast.parse(path.read_text(encoding="utf-8"))]
     while todo:
         for node in ast.iter_child_nodes(todo.pop()):
-            if _type_checking(node):
-                continue
             if isinstance(node, ast.Import):
                 out.update(a.name for a in node.names)
             elif isinstance(node, ast.ImportFrom):

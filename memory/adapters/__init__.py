@@ -9,6 +9,8 @@ so ``import tooltray.memory.adapters`` works without any extra installed:
 - :class:`CodeMode` (no extra): the session's tools as a typed Python API for a code tool.
 - :class:`NativeDeferral` (no extra): a session rendered for provider-native tool deferral
   (Anthropic ``defer_loading``, OpenAI Responses ``tool_search``), searched by tooltray.
+- :func:`load_answer`, :func:`send_revealing`, :func:`degrade` (no extra): a provider request
+  answered or sent again through the trinket.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ _HOMES = {
     ".native_search": ("NativeDeferral",),
     ".openai_agents": ("AgentsTray", "TrayHooks", "TrayModel"),
     ".pydantic_ai_toolset": ("TrayReveals", "TrayToolset"),
+    ".requests": ("degrade", "load_answer", "send_revealing"),
 }
 __all__ = sorted(name for names in _HOMES.values() for name in names)
 # An adapter's module loads on first use: its framework is an optional extra.

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from tooltray.memory.adapters.common import run_meta, user_messages
-from tooltray.memory.core.prompt import added_specs
+from tooltray.memory.adapters.requests import added_specs
 from tooltray.memory.metatools.meta_tools import LOAD_TOOLS, READ_RESULT
 from tooltray.tools.deferred import (
     check_deferred_path,

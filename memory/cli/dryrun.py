@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -59,6 +60,9 @@ class DryStore:
 
     def apply(self, session_id: str, changes: Changes | Sequence[Changes]) -> SessionSnapshot:
         raise StoreError("a dry run changes no session: nothing was written")
+
+    def reading(self) -> AbstractContextManager[None]:
+        return self.inner.reading()
 
     def snapshot(self, session_id: str) -> SessionSnapshot | None:
         return self.inner.snapshot(session_id)

@@ -15,8 +15,8 @@ if TYPE_CHECKING:
     from tooltray.memory.core.prompt import PromptView, compose
     from tooltray.memory.core.results import ResultShelf
     from tooltray.memory.core.session import SessionState
-    from tooltray.memory.core.skills import Skill, SkillLibrary, load_skills
     from tooltray.memory.core.trinket import ToolLoaderTrinket
+    from tooltray.memory.retrieval.skills import Skill, SkillLibrary, load_skills
 
 __getattr__, __dir__ = lazy_exports(
     globals(),
@@ -25,7 +25,7 @@ __getattr__, __dir__ = lazy_exports(
         ".prompt": ("PromptView", "compose"),
         ".results": ("ResultShelf",),
         ".session": ("SessionState",),
-        ".skills": ("Skill", "SkillLibrary", "load_skills"),
+        "tooltray.memory.retrieval.skills": ("Skill", "SkillLibrary", "load_skills"),
         ".trinket": ("ToolLoaderTrinket",),
     },
 )

@@ -1,54 +1,22 @@
-"""What the model reads: the prompt view (byte-stable prefix, tools=), the tools revealed after a
-boundary, and each provider's request.
+"""What the model reads: the prompt view (a byte-stable prefix and ``tools=``), the tools revealed
+after a boundary, and each provider's request laid out from one OpenAI-style history.
 
-Reveal by appending: tools loaded after a session boundary go at the end of the context.
-
-A prompt cache re-uses only the longest common prefix of two requests, and every provider puts
-tools first, so a tool written into ``tools=`` mid-session re-prefills the system text and the
-whole conversation after it. With ``reveal = "append"`` the prefix holds what the last boundary
-chose and stays byte-stable until the next one (start, resume, compaction, where used revealed
-tools fold into it and idle ones leave). A tool tooltray reveals itself at a later turn's start
-is listed in a note woven before that turn's user message, in every later request alike; a tool
-the model loads is listed in the ``load_tools`` answer, which the conversation keeps. Natively
-the model calls a revealed tool through the ``call_tool`` bridge (it is not in ``tools=``); on
-the text path it calls it like any listed tool.
-
-Providers that defer tools natively (Anthropic ``defer_loading``, OpenAI Responses namespaces)
-need neither note nor bridge: every allowed tool outside the prefix is declared deferred in
-``tools=`` and a reveal is the provider's own search answer (the requests below), until the
-provider refuses deferral for a session (it is then ``bridged``, see :func:`defers`).
-
-Each provider's request from one view, with tooltray's own reveals appended the provider's way.
-
-The caller keeps one OpenAI-style history (``role`` user / assistant / tool / system); this module
-lays it out as Anthropic ``messages`` or Responses ``input`` items. Where the session defers tools
-natively, a turn's reveals become a synthetic exchange just before that turn's user message: an
-assistant ``load_tools`` ``tool_use`` answered by a ``tool_result`` of ``tool_reference`` blocks
-(Anthropic), or a client ``tool_search_call`` answered by a ``tool_search_output`` (Responses).
-Nothing before the turn changes, so the cached prefix ends where the turn begins, and the ids are
-derived from the turn so every later request repeats the same bytes.
-
-Provider formats: Anthropic tool search (``defer_loading`` on a tool, ``tool_reference`` blocks
-with ``tool_name`` inside a ``tool_result``) and OpenAI Responses tool search (``tool_search``
-with ``execution: "client"``, ``namespace`` tools, ``tool_search_call`` / ``tool_search_output``
-items), checked against the ``anthropic`` and ``openai`` SDKs' request types in the tests.
-
-What the model sees: a byte-stable prefix, the ``tools=`` list, and their hash and token cost.
-
-The system message is laid out from the most stable part to the least, because KV caches reuse
-the longest common prefix: the ``instructions`` setting and the bundle menu (they change only with
-the catalog), then the caller's own system content (fixed per app, though some apps vary it per
-turn), then on the text path the tool block last (it changes whenever a tool is loaded). A tool
-load re-prefills only the block; a caller who varies their system text re-prefills only that text
-and the block. ``tools=`` keeps the loaded set's order, so growth only appends.
+A prompt cache re-uses only the longest common prefix of two requests and every provider puts
+tools first, so the prefix holds what the last boundary chose and changes only at the next one;
+a tool revealed later goes at the end: a note woven before its turn's user message (called through
+the ``call_tool`` bridge natively), or, where the provider defers tools (Anthropic
+``defer_loading``, OpenAI Responses namespaces), the provider's own search answer as a synthetic
+exchange before that turn. The system message runs from the most stable part to the least
+(instructions and bundle menu, the caller's system text, the text path's tool block), so a load
+re-prefills only what follows it.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any
 
 from tooltray.memory.core.menu import bundle_menu as bundle_menu  # re-exported for callers
 from tooltray.memory.metatools.meta_tools import CALL_TOOL, LOAD_TOOLS, META_TOOL_NAMES
@@ -63,10 +31,6 @@ from tooltray.tools.deferred import (
 from tooltray.tools.render import NATIVE_PATHS as NATIVE_PATHS  # re-exported for the trinket
 from tooltray.tools.render import canonical_json, count_tokens, render_native, render_text
 from tooltray.tools.spec import Bundle, ToolSpec, decode_arguments
-
-if TYPE_CHECKING:
-    from tooltray.memory.core.trinket import ToolLoaderTrinket
-
 
 REVEAL_HEAD = "Tools now available:"
 BRIDGE_HINT = 'Call them through call_tool: {"name": "<tool>", "arguments": {...}}.'
@@ -150,7 +114,6 @@ def _prepend(text: str, content: Any) -> Any:
 
 Reveals = Mapping[int, Sequence[ToolSpec]]
 Message = dict[str, Any]
-T = TypeVar("T")
 REFUSAL_WORDS = ("defer_loading", "tool_reference", "tool_search", "namespace", "beta")
 ADDITION_WORDS = ("tool_addition", "mid-conversation", "system message", "role: system", "beta")
 ADDITION_BETA = "mid-conversation-tool-changes-2026-07-01"
@@ -297,33 +260,6 @@ def _text(content: Any) -> str:
     return "\n".join(t for t in parts if isinstance(t, str) and t)
 
 
-def load_answer(
-    trinket: ToolLoaderTrinket, session_id: str, call_id: str, arguments: Any
-) -> Message:
-    """Run the model's ``load_tools`` (on Responses: its ``tool_search``) and return the entry
-    to append to the history, answering the way the session's provider loads tools.
-
-    Anthropic: a tool message whose content is the ``tool_reference`` blocks (it becomes the
-    ``tool_result``); Responses: the ``tool_search_output`` item; elsewhere, or once the session
-    is bridged, a tool message with the answer text (the ``call_tool`` bridge reaches the tools).
-    """
-    before = set(trinket.loaded(session_id))
-    text, _ = trinket.run_meta(session_id, LOAD_TOOLS, arguments)
-    path, meta = trinket.settings.path, trinket.state(session_id).snapshot.meta
-    if not defers(path, trinket.settings.reveal, meta):
-        return {"role": "tool", "tool_call_id": call_id, "content": text}
-    answer = search_answer(path, call_id, added_specs(trinket, session_id, before), text)
-    if path == "responses":
-        return answer
-    return {"role": "tool", "tool_call_id": call_id, "content": answer["content"]}
-
-
-def added_specs(trinket: ToolLoaderTrinket, session_id: str, before: set[str]) -> list[ToolSpec]:
-    """The tools loaded since ``before``, as the catalog declares them: what a search answers."""
-    added = [n for n in trinket.loaded(session_id) if n not in before]
-    return [s for s in map(trinket.registry.get, added) if s is not None]
-
-
 def unsearched(history: Sequence[Message], listed: Mapping[str, ToolSpec]) -> list[Message]:
     """``history`` with the provider's own load answers rewritten for the ``call_tool`` bridge,
     once the provider refused deferral: a search call becomes a ``load_tools`` call and its
@@ -374,43 +310,15 @@ def refuses_deferral(exc: BaseException) -> bool:
     return _refuses(exc, REFUSAL_WORDS)
 
 
+def refuses_addition(exc: BaseException) -> bool:
+    """Whether ``exc`` is a provider's 400 about ``tool_addition`` (a mid-conversation tool
+    change): the session must fall back to the synthetic ``load_tools`` exchange."""
+    return _refuses(exc, ADDITION_WORDS)
+
+
 def _refuses(exc: BaseException, words: Sequence[str]) -> bool:
     status = getattr(exc, "status_code", None)
     return status == 400 and any(word in str(exc).lower() for word in words)
-
-
-def send_revealing(
-    trinket: ToolLoaderTrinket,
-    session_id: str,
-    history: Sequence[Message],
-    send: Callable[[dict[str, Any]], T],
-) -> T:
-    """Prepare the turn, build its request and ``send`` it; a provider that refuses how the
-    session reveals steps it down one mode (``tool_addition`` -> the ``load_tools`` exchange ->
-    the ``call_tool`` bridge, :func:`degrade`) and the turn is sent again, never failed."""
-    view = trinket.prepare(session_id, history)
-    for _ in range(2):  # at most two steps down, then the bridge's request goes as it is
-        try:
-            return send(view.request(history))
-        except Exception as exc:
-            if not degrade(trinket, session_id, view, exc):
-                raise
-        view = trinket.prepare(session_id, history)
-    return send(view.request(history))
-
-
-def degrade(
-    trinket: ToolLoaderTrinket, session_id: str, view: PromptView, exc: BaseException
-) -> bool:
-    """Step the session down one reveal mode when ``exc`` is the provider refusing the one its
-    request used (``tool_addition``, else deferral); ``False`` for any other failure."""
-    if view.addition and _refuses(exc, ADDITION_WORDS):
-        trinket.degrade_reveal(session_id, str(exc), to="exchange")
-        return True
-    if view.deferring and refuses_deferral(exc):
-        trinket.degrade_reveal(session_id, str(exc))
-        return True
-    return False
 
 
 TEXT_CALL_HINT = (

@@ -1,47 +1,21 @@
-"""A session in this process and its write path: its state and prompt meter, the journal that stores
-its changes in one transaction per call, and its outages.
+"""A session in this process: its state, its outages, and the journal that stores what each
+public call changes.
 
-tooltray's estimate of each turn's prompt tokens: re-used from the previous call, and new.
-
-A prompt cache (a provider's, or a local server's KV cache) re-uses only the longest common
-prefix of two requests, and providers lay a request out as ``tools=`` (in rendered order), then
-the system text, then the messages. Each ``prepare`` is one model call, so the trinket can cut
-the prompt it just rendered into those parts and split it at the first part that differs from
-the previous call's: the parts before are re-used, the rest is prefilled anew. The sums over a
-turn's calls are stored on its ``turns`` row when the turn completes, beside what the provider
-reported (``turn-completed``'s ``usage``), so a user can compare the two and price a session by
-SQL. The session bench prices the same split (``bench/pricing.py``).
-
-Per-session state held by the trinket: the stored snapshot plus what only this process knows.
-
-The change rules themselves live with the store (:mod:`tooltray.memory.store.records`).
-
-Outages: a fault is logged loudly and signalled once, and said to be over once.
-
-A database or embedder that fails on every call must not flood the log, and a later outage must
-be loud again; :class:`Outages` keeps that per session and per reason (``store``, ``selection``).
-
-The trinket's write path: apply each change here at once, store it in order, queue it
-through outages.
-
-Every change is applied to the live state first (:func:`apply_local`), so the turn goes on
-whatever the database does; then everything not yet stored goes to the store in order, in one
-transaction. Inside :meth:`Journal.call` (one public call of the trinket) commits only stage
-their changes: the call computes first and stores its whole change set in one transaction at the
-end, and the signals it announced fire after that, so a receiver reads what the call stored.
-While the database is down the changes wait in ``state.pending`` and are replayed, in order, by
-the first commit that reaches it. A tool-used record is stored when it is received, in its
-own small transaction (or with the open call's), so a kill right after a tool ran loses no use.
+Every change is applied to the live state at once, so the turn goes on whatever the database does;
+one public call (:meth:`Journal.call`) then stores its whole change set in one transaction at its
+end and fires its signals after it, so a receiver reads what the call stored. While the database is
+down the changes wait in ``state.pending`` and are replayed in order by the first commit that
+reaches it; each outage is logged loudly once and said to be over once. A tool-used record is
+stored when it is received, in its own small transaction (or with the open call's), so a kill
+right after a tool ran loses no use. A change that can never be stored is dropped alone.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any, Literal
 
 from blinker import NamedSignal
@@ -49,95 +23,16 @@ from pydantic import BaseModel
 
 from tooltray.events import payloads as p
 from tooltray.events import signals as sig
-from tooltray.events.payloads import Usage
-from tooltray.memory.core.prompt import NATIVE_PATHS, PromptView
 from tooltray.memory.store.base import BaseStore
 from tooltray.memory.store.records import (
     Changes,
     SelectionMode,
     SessionSnapshot,
-    TurnUsage,
     apply_local,
     empty_snapshot,
 )
 from tooltray.memory.store.store import is_transient
 from tooltray.tools.errors import StoreDataError, StoreError
-from tooltray.tools.render import count_tokens, render_one
-
-Part = tuple[str, int]
-"""One part of a prompt: its exact text (its identity) and its o200k tokens."""
-
-
-@lru_cache(maxsize=50_000)
-def _part(text: str) -> Part:
-    return text, count_tokens(text).n
-
-
-def _message_text(message: dict[str, Any]) -> str:
-    content = message.get("content")
-    if isinstance(content, str) and len(message) <= 2:
-        return f"{message.get('role')}: {content}"
-    return json.dumps(message, sort_keys=True, default=str)
-
-
-def tool_parts(view: PromptView) -> list[Part]:
-    """``tools=`` as rendered on the view's native path, one part per tool (none on text)."""
-    if view.path not in NATIVE_PATHS:
-        return []
-    return [_part(render_one(view.path, s)) for s in view.specs]
-
-
-def message_parts(view: PromptView, messages: Sequence[dict[str, Any]]) -> list[Part]:
-    """The system message the view composes, then the conversation, one part per message."""
-    return [_part(_message_text(m)) for m in view.messages(messages)]
-
-
-def split(before: Sequence[Part], now: Sequence[Part]) -> tuple[int, int]:
-    """Tokens of ``now`` re-used from ``before`` (its common leading parts) and tokens new."""
-    k = 0
-    for a, b in zip(before, now, strict=False):
-        if a[0] != b[0]:
-            break
-        k += 1
-    reused = sum(t for _, t in now[:k])
-    return reused, sum(t for _, t in now) - reused
-
-
-@dataclass
-class PromptMeter:
-    """One session's running estimate: the last call's prompt and the current turn's sums."""
-
-    last: list[Part] = field(default_factory=list)
-    reused: int = 0
-    new: int = 0
-    calls: int = 0
-    tools: tuple[str, list[Part]] = ("", [])
-
-    def observe(self, view: PromptView, messages: Sequence[dict[str, Any]]) -> None:
-        """Count one model call's prompt against the previous one."""
-        if self.tools[0] != view.prefix_hash:  # tools= changes only with the prefix hash
-            self.tools = (view.prefix_hash, tool_parts(view))
-        now = self.tools[1] + message_parts(view, messages)
-        reused, new = split(self.last, now)
-        self.last, self.calls = now, self.calls + 1
-        self.reused, self.new = self.reused + reused, self.new + new
-
-    def close(self, turn: int, reported: Usage | None) -> TurnUsage | None:
-        """The finished turn's record (``None`` when nothing was seen or reported); resets."""
-        if not self.calls and reported is None:
-            return None
-        seen = self.calls > 0
-        out = TurnUsage(
-            turn,
-            self.reused if seen else None,
-            self.new if seen else None,
-            reported.cached_input_tokens if reported else None,
-            reported.uncached_input_tokens if reported else None,
-            reported.output_tokens if reported else None,
-        )
-        self.reused = self.new = self.calls = 0
-        return out
-
 
 Health = Literal["ok", "degraded", "disabled"]
 """Whether the loader works for a session: ``ok``; ``degraded`` (a fault: every tool is shown
@@ -215,7 +110,6 @@ class SessionState:
             unless ``learn_keep_text``.
         learned_upto: how many of ``user_texts`` earlier lessons covered (those after it are
             the messages since the last turn that used tools).
-        meter: this turn's prompt tokens so far, re-used and new (stored at turn end).
     """
 
     session_id: str
@@ -233,7 +127,6 @@ class SessionState:
     taught: list[str] = field(default_factory=list)
     user_texts: list[str] = field(default_factory=list)
     learned_upto: int = 0
-    meter: PromptMeter = field(default_factory=PromptMeter)
 
     @property
     def selection_mode(self) -> SelectionMode:
@@ -321,7 +214,8 @@ class Journal:
             return
         self._touched = []
         try:
-            yield
+            with self.store.reading():
+                yield
         finally:
             touched, self._touched = self._touched, None
             self._stage_vectors(touched)

@@ -1,25 +1,15 @@
-"""The trinket: the public API (prepare, handle_meta, the signals it listens to) and the view it
-answers with.
-
-The two prompt views a session can get: its selection, or every allowed tool.
-
-One home for both, so the trinket (a small catalog, a degraded or disabled loader) and its
-clients (an agent whose ``prepare`` failed) render "all tools" the same way.
-
-The ToolLoaderTrinket: per-session working memory of loaded tools, changed only at safe moments.
+"""The trinket: the public API (``prepare``, ``handle_meta``, the signals it listens to) over
+one working memory of tools per session, changed only at safe moments.
 
 It listens to ``turn-completed``, ``tool-used`` and ``context-compacted`` of its own sessions
-(blinker's sender filter: another trinket's sessions never reach it); answers ``prepare`` with
-the prompt for a turn; handles the meta-tools; and stores what each of those calls changes,
-learning included, in one transaction at the call's end, then fires its signals. Selection
-runs at session start and explicit resume; later turns only append; idle tools leave only at
-boundaries (start, resume, compaction).
+(blinker's sender filter), answers ``prepare`` with the prompt for a turn and handles the
+meta-tools; each public call stores what it changed in one transaction, then fires its signals.
+Selection runs at session start and resume; later turns only append; idle tools leave only at
+boundaries (start, resume, compaction), so the prompt prefix stays byte-stable between them.
 
-Faults never end the turn. With the embedder down (or the stored session unreadable) a session
-exposes every tool; with the database down it keeps its last known set and queues its changes.
-Each outage is logged once and signalled (``loader-degraded``), the first kind also recorded.
-The loaded set is kept throughout, so recovery is the next turn going back to it (one prefix
-change, never mid-turn) and growing by appending as usual.
+Faults never end the turn: with the embedder down (or the stored session unreadable) a session
+exposes every tool; with the database down it keeps its last known set and queues its changes;
+recovery is the next turn going back to the kept set.
 """
 
 from __future__ import annotations
@@ -38,6 +28,7 @@ from tooltray.events import signals as sig
 from tooltray.memory.config import Settings
 from tooltray.memory.core import inputs
 from tooltray.memory.core.fork import fork_session, not_refused
+from tooltray.memory.core.meter import PromptMeter
 from tooltray.memory.core.planner import Plan, Planner, evict, expire_fallback
 from tooltray.memory.core.prompt import (
     NATIVE_PATHS,
@@ -273,6 +264,7 @@ class ToolLoaderTrinket:
         self.planner = planner or Planner(self.registry, self.settings, self.journal, self.signals)
         self.shelf = ResultShelf(self.store, self.settings.result_max_chars)
         self._sessions: dict[str, SessionState] = {}
+        self._meters: dict[str, PromptMeter] = {}
         self._lock = threading.RLock()
         self._receivers: tuple[tuple[NamedSignal, Receiver], ...] = (
             (sig.turn_completed, self._on_turn_completed),
@@ -396,6 +388,14 @@ class ToolLoaderTrinket:
         session_id = inputs.session_id(session_id)
         with self._lock:
             return self._state(session_id)
+
+    def meter(self, session_id: str) -> PromptMeter:
+        """This turn's prompt tokens so far for a live session, re-used and new."""
+        with self._lock:
+            return self._meter(session_id)
+
+    def _meter(self, session_id: str) -> PromptMeter:
+        return self._meters.setdefault(session_id, PromptMeter())
 
     def all_tools_view(
         self, session_id: str, turn: int, mode: ViewMode = "degraded", eager_tokens: int = 0
@@ -556,7 +556,7 @@ class ToolLoaderTrinket:
             turn = max(payload.turn, state.turn)  # 0 (not given): the turn prepare last saw
             changes = expire_fallback(state, turn, self.journal.announce)
             changes.turn = turn
-            changes.usage = state.meter.close(state.turn, payload.usage)
+            changes.usage = self._meter(state.session_id).close(state.turn, payload.usage)
             changes.learn = self._lesson(state, turn)
             if changes.learn is not None:
                 changes.meta = {**(changes.meta or {}), "learned": state.learned_upto}
@@ -614,7 +614,8 @@ class ToolLoaderTrinket:
             signal.connect(receiver, sender=state.session_id)
 
     def _forget(self, session_id: str) -> None:
-        """Drop the live state and stop listening to its session."""
+        """Drop the live state and its meter, and stop listening to its session."""
+        self._meters.pop(session_id, None)
         if self._sessions.pop(session_id, None) is not None:
             for signal, receiver in self._receivers:
                 signal.disconnect(receiver, sender=session_id)
@@ -682,7 +683,7 @@ class ToolLoaderTrinket:
             self._degrade(state, "selection", exc)
         view = self._view(state)
         self._record_turn(state, view)
-        state.meter.observe(view, messages)
+        self._meter(state.session_id).observe(view, messages)
         return view
 
     def _eager(self) -> int:

@@ -1,52 +1,23 @@
-"""The default Selector: the conversation's scores and rules over the index, and what selection may
-learn from past sessions.
+"""The :class:`Selector` protocol, its default (:class:`IndexSelector`), and what selection may
+learn from past sessions (:class:`SelectionSignals`; :class:`NoSignals` is a cold start).
 
-What selection may learn from past sessions: the protocol the store's learned history fills.
+One query rule fails one corpus or another (a new task in every message, or the task in an earlier
+message and follow-ups after it), so every user message is scored apart on its catalog z-scale and
+a tool's conversation score is the best of its weighted message scores: the current message at 1,
+an earlier one decayed per *task* message after it; a follow-up is told by how weakly it matches
+anything and does not age the context. A boundary loads the pick rule's choice over that score;
+a later turn appends the strongest tools the new messages support, a new task judged on its own
+scores, and learned past-request votes as a third calibrated retriever.
 
-The planner codes against :class:`SelectionSignals` only, so selection works the same with or
-without history: :class:`NoSignals` (the default) answers nothing and the planner then selects
-from the conversation alone (cold start). A store-backed implementation lives with the store.
-
-Conversation-aware scores: every user message scored apart, combined with a decay.
-
-One fixed query rule fails one dev corpus or the other: in bfcl_multiturn every turn states a new
-task and the current message alone retrieves best; in apibank the call follows follow-ups ("Yes,
-that's correct.", "My username is X") and the task is in an earlier message. So each message of
-the session is scored on its own calibrated (z) scale, and a tool's conversation score is the best
-of its weighted message scores: the current message at weight 1, an earlier one at
-``DECAY ** k`` where ``k`` counts the *task* messages after it. A follow-up is told by how weakly it
-matches anything (its best fused z below ``FOLLOW_UP_TOP``, or below ``FOLLOW_UP_RATIO`` of the
-conversation's strongest message: z-scales differ by catalog), not by its word count, and does not
-age the context: after "request, follow-up, follow-up" the request still weighs 1.
-
-Growth (later turns, append-only) adds the strongest tools of the conversation score not loaded
-yet that the current message supports (both retrievers z >= 1, where the old rule needed 2.5
-from both on the current message alone); evidence accumulated over several messages counts
-(``EVIDENCE_SHARE`` x the weighted sum of positive message scores). A message that starts a new
-task is also judged on its own scores (:func:`new_task`), since an earlier request can hold the
-conversation's top far above the new task's tools. Learned past-request votes join as a third
-calibrated retriever (z over the catalog, ``PAST_WEIGHT``).
-
-Retrieval's side of selection: the index's scores of a conversation, and its decisions.
-
-:class:`IndexSelector` is the default :class:`~tooltray.memory.core.planner.Selector` (stages 1-3
-of :mod:`tooltray.memory.core.planner`): it scores every user message over the hybrid index
-(candidates and scores), then decides what a session boundary loads (``boundary``) and what a later
-turn appends (``growth``); it also answers ``load_tools`` queries (``search``). Boundary picks and
-``ToolIndex.picks`` share one rule (:func:`~tooltray.memory.retrieval.index.choose`, then
-bundle-mates).
-
-Every answer raises :class:`EmbedderError` while the embedder is down instead of quietly answering
-from the lexical half, because the trinket must know (it exposes every tool, logs and records the
-outage); ``lexical`` is the answer a ``load_tools`` query gets meanwhile. Every later query tries
-the embedder again, so the dense half comes back on its own when the embedder does.
+Every answer raises :class:`EmbedderError` while the embedder is down, because the trinket must
+know (it exposes every tool and records the outage); ``lexical`` answers ``load_tools`` meanwhile.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -93,8 +64,8 @@ from tooltray.tools.errors import EmbedderError, TooltrayError
 from tooltray.tools.spec import ToolSpec
 
 if TYPE_CHECKING:
-    from tooltray.memory.core.skills import Skill, SkillLibrary
     from tooltray.memory.embedders.base import EmbeddingCache
+    from tooltray.memory.retrieval.skills import Skill, SkillLibrary
 
 
 class SelectionSignals(Protocol):
@@ -121,11 +92,6 @@ class SelectionSignals(Protocol):
         """
         ...
 
-
-@runtime_checkable
-class SessionNeeds(Protocol):
-    """Optional: how many of a session's tools its opening must hold, learned from history."""
-
     def session_needs(self, growth_miss: float) -> tuple[float, int]:
         """The mean over past sessions of their first turn's tools plus ``growth_miss`` of the
         tools their later turns added, and how many sessions that mean is over (0: none)."""
@@ -147,6 +113,10 @@ class NoSignals:
     ) -> dict[str, float]:
         """Always empty."""
         return {}
+
+    def session_needs(self, growth_miss: float) -> tuple[float, int]:
+        """No past session: a mean over none."""
+        return 0.0, 0
 
 
 @dataclass(frozen=True)
@@ -174,6 +144,90 @@ class SessionSignals:
     ) -> dict[str, float]:
         """The inner votes of every other session."""
         return self.inner.past_requests(vectors, weights, session or self.session)
+
+    def session_needs(self, growth_miss: float) -> tuple[float, int]:
+        """The inner sessions' needs (a session's own turns are a small share of them)."""
+        return self.inner.session_needs(growth_miss)
+
+
+class Selector(Protocol):
+    """Stages 1-3 of selection: score the conversation's tools and decide. Every method is
+    required (:class:`SelectorBase` gives the plain answers); each raises ``EmbedderError``
+    while the embedder is down, except :meth:`lexical`, the answer meanwhile."""
+
+    embedder: Embedder | None
+    """What recalls skills (``None``: a selector without one recalls none)."""
+
+    def boundary(self, users: Sequence[str], signals: SelectionSignals) -> list[Candidate]:
+        """What a session boundary loads, best first, from the user messages (oldest first)."""
+        ...
+
+    def growth(
+        self,
+        users: Sequence[str],
+        signals: SelectionSignals,
+        loaded: Sequence[str],
+        fresh: int = 1,
+    ) -> list[Candidate]:
+        """What a later turn appends (none of ``loaded``); ``fresh`` messages are new."""
+        ...
+
+    def search(self, query: str, exclude: Collection[str] = ()) -> list[Candidate]:
+        """A ``load_tools`` answer: the query's matches, none of ``exclude``."""
+        ...
+
+    def lexical(self, query: str, exclude: Collection[str] = ()) -> list[Candidate]:
+        """A ``load_tools`` answer that needs no embedder (while it is down)."""
+        ...
+
+    def tasks(self, users: Sequence[str]) -> int:
+        """How many tasks the conversation's latest message states (a session's needs)."""
+        ...
+
+    def request_of(self, texts: Sequence[str]) -> str:
+        """Which message of a turn asked for what it used (what learning stores)."""
+        ...
+
+    def vector_of(self, text: str) -> tuple[str, Any] | None:
+        """``(embedder id, query vector)`` of one message (``None``: no embedder)."""
+        ...
+
+    def recall_skills(self, library: SkillLibrary, goal: str) -> list[Skill]:
+        """The skills whose goal matches ``goal``."""
+        ...
+
+
+class SelectorBase:
+    """The plain answers of a :class:`Selector`'s secondary questions, for a selector of one's
+    own: its search needs no embedder, the latest message states one task and asked for what
+    the turn used, no vectors, no skills. Subclass it and write ``boundary``, ``growth`` and
+    ``search``."""
+
+    embedder: Embedder | None = None
+
+    def search(self, query: str, exclude: Collection[str] = ()) -> list[Candidate]:
+        """Nothing (a subclass answers)."""
+        return []
+
+    def lexical(self, query: str, exclude: Collection[str] = ()) -> list[Candidate]:
+        """:meth:`search` itself."""
+        return self.search(query, exclude)
+
+    def tasks(self, users: Sequence[str]) -> int:
+        """One task."""
+        return 1
+
+    def request_of(self, texts: Sequence[str]) -> str:
+        """The latest message."""
+        return texts[-1]
+
+    def vector_of(self, text: str) -> tuple[str, Any] | None:
+        """No vector: only co-use is learned."""
+        return None
+
+    def recall_skills(self, library: SkillLibrary, goal: str) -> list[Skill]:
+        """No skills."""
+        return []
 
 
 Row = NDArray[np.float64]

@@ -10,6 +10,7 @@ exists; the contract tests run the same suite over every implementation.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -46,6 +47,9 @@ class BaseStore(Protocol):
         A sequence is one public call's change set: its steps apply in order, each with its
         own guards, all in the one transaction.
         """
+
+    def reading(self) -> AbstractContextManager[None]:
+        """Let the reads inside share one read transaction (one public call's reads)."""
 
     def snapshot(self, session_id: str) -> SessionSnapshot | None:
         """The session as stored (``None`` if it was never written)."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any
@@ -95,6 +96,10 @@ class MemoryStore:
         start = len(self._history) + 1
         for offset, row in enumerate(rows):
             self._history.append(replace(row, at=row.at or now, id=start + offset))
+
+    def reading(self) -> AbstractContextManager[None]:
+        """Nothing to share: every read is of this process's memory."""
+        return nullcontext()
 
     def snapshot(self, session_id: str) -> SessionSnapshot | None:
         """The session as applied so far (``None`` if never written)."""

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import logging
 import random
+import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from types import TracebackType
@@ -44,7 +46,7 @@ from tooltray.memory.store.tables import (
     HISTORY,
     RESULTS,
     TURNS,
-    apply_changes,
+    apply_steps,
     read_history,
     read_sessions,
     read_snapshot,
@@ -233,6 +235,7 @@ class Store:
         self.url = resolve_url(url)
         self.engine = _open(self.url, auto_upgrade)
         self._writes, self._reads = Patience(wait), Patience(wait)
+        self._shared = threading.local()
 
     def __repr__(self) -> str:
         return f"Store({display_url(self.url)!r})"
@@ -243,8 +246,41 @@ class Store:
         )
 
     def _read(self, what: str, fn: Callable[[Connection], T]) -> T:
-        """Run ``fn`` in a transaction that is rolled back: a read never commits."""
+        """Run ``fn`` in a transaction that is rolled back: a read never commits. Inside
+        :meth:`reading` every read shares that one transaction."""
+        if getattr(self._shared, "open", False):
+            return self._shared_read(what, fn)
         return self._reads.run(lambda wait: self._once(fn, wait, writer=False), what=what)
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """Let the reads inside share one read transaction, begun at the first of them and
+        rolled back at the end: one public call reads what it needs (its session, the learned
+        signals) in one transaction. Its writes go on their own, after it."""
+        if getattr(self._shared, "open", False):
+            yield
+            return
+        self._shared.open, self._shared.conn = True, None
+        try:
+            yield
+        finally:
+            conn, self._shared.conn, self._shared.open = self._shared.conn, None, False
+            if conn is not None:
+                conn.close()
+
+    def _shared_read(self, what: str, fn: Callable[[Connection], T]) -> T:
+        """``fn`` on the shared read connection; a failure ends the sharing (the read is then
+        asked again on its own, with the usual patience)."""
+        try:
+            if self._shared.conn is None:
+                options = {IMMEDIATE: False, BUSY_MS: int(self._reads.seconds * 1000)}
+                self._shared.conn = self.engine.execution_options(**options).connect()
+            return fn(self._shared.conn)
+        except SQLAlchemyError:
+            conn, self._shared.conn, self._shared.open = self._shared.conn, None, False
+            if conn is not None:
+                conn.close()
+            return self._read(what, fn)
 
     def _once(self, fn: Callable[[Connection], T], wait: float, *, writer: bool) -> T:
         """One transaction that waits at most ``wait`` seconds for another process's lock."""
@@ -265,11 +301,11 @@ class Store:
         steps = [changes] if isinstance(changes, Changes) else list(changes)
 
         def write(conn: Connection) -> SessionSnapshot:
-            stored = read_snapshot(conn, session_id) if not steps else None
             for changes in steps:
                 _write_vectors(conn, changes)
-                stored = apply_changes(conn, session_id, changes)
-            return stored or empty_snapshot(session_id)
+            if not steps:
+                return read_snapshot(conn, session_id) or empty_snapshot(session_id)
+            return apply_steps(conn, session_id, steps)
 
         return self._write(f"apply changes to session {session_id!r}", write)
 

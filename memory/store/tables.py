@@ -14,7 +14,7 @@ the bounds are enforced every few learned turns.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -574,29 +574,55 @@ class _Row:
 
 def apply_changes(conn: Connection, session_id: str, changes: Changes) -> SessionSnapshot:
     """Apply ``changes`` to ``session_id`` inside the caller's (write) transaction."""
+    return apply_steps(conn, session_id, [changes])
+
+
+def apply_steps(conn: Connection, session_id: str, steps: Sequence[Changes]) -> SessionSnapshot:
+    """Apply one call's change steps in order, each with its own guards, and write the
+    session row once at the end (as many rows as the steps, one session update)."""
     now = utcnow()
     session, existed = _lock_session(conn, session_id, now)
-    if changes.skipped(as_meta(session.meta), existed):
+    turn, status = session.turn, session.status
+    meta: SessionMeta = as_meta(session.meta)
+    rows: dict[str, _Row] | None = None
+    written = False
+    for changes in steps:
+        if changes.skipped(meta, existed):
+            existed = True
+            continue
+        rows = _loaded_rows(conn, session_id) if rows is None else rows
+        turn = max(turn, changes.turn or 0)
+        _apply_rows(conn, session_id, turn, changes, rows, now)
+        status, meta = changes.status or status, {**meta, **(changes.meta or {})}
+        existed = written = True
+    if not written:
         return _stored(conn, session_id, session)
-    rows = _loaded_rows(conn, session_id)
+    values = {"turn": turn, "status": status, "meta": meta, "updated_at": now}
+    conn.execute(update(SESSIONS).where(SESSIONS.c.id == session_id).values(**values))
+    loaded = read_loaded(conn, session_id)
+    return SessionSnapshot(session_id, turn, status, loaded, meta, session.created_at, now)
+
+
+def _apply_rows(
+    conn: Connection, sid: str, turn: int, changes: Changes, rows: dict[str, _Row], now: datetime
+) -> None:
+    """One step's rows: loaded tools, history, its turn record, what it teaches, its usage."""
     history: list[dict[str, Any]] = []
-    turn = max(session.turn, changes.turn or 0)
-    _unload(conn, session_id, turn, changes, rows, history)
-    _load(conn, session_id, changes, rows, history)
-    _use(conn, session_id, changes, rows, history)
-    history += [_event_row(session_id, e.turn, e.kind, e, e.at) for e in changes.events]
+    _unload(conn, sid, turn, changes, rows, history)
+    _load(conn, sid, changes, rows, history)
+    _use(conn, sid, changes, rows, history)
+    history += [_event_row(sid, e.turn, e.kind, e, e.at) for e in changes.events]
     if history:
         for row in history:
             row["at"] = row["at"] or now
         conn.execute(insert(HISTORY), history)
     if changes.turn_record is not None:
-        _record_turn(conn, session_id, changes, now)
+        _record_turn(conn, sid, changes, now)
     if changes.learn is not None:
-        learn_turn(conn, session_id, changes.learn)
+        learn_turn(conn, sid, changes.learn)
     if changes.usage is not None:
-        where = (TURNS.c.session_id == session_id) & (TURNS.c.turn == changes.usage.turn)
+        where = (TURNS.c.session_id == sid) & (TURNS.c.turn == changes.usage.turn)
         conn.execute(update(TURNS).where(where).values(**changes.usage.values()))
-    return _update_session(conn, session_id, session, changes, now)
 
 
 def _lock_session(conn: Connection, session_id: str, now: datetime) -> tuple[Any, bool]:
@@ -733,11 +759,12 @@ def _use(
     for use in changes.uses:
         out.append(_hist(sid, use.turn, "used", use.name))
         latest[use.name] = max(use.turn, latest.get(use.name, use.turn))
-    raised = [
-        {"sid": sid, "n": name, "t": turn}
-        for name, turn in latest.items()
-        if name in rows and turn > _or_minus_one(rows[name].last_used_turn)
-    ]
+    up = {
+        n: t for n, t in latest.items() if n in rows and t > _or_minus_one(rows[n].last_used_turn)
+    }
+    for name, turn in up.items():
+        rows[name].last_used_turn = turn  # the call's next step reads it
+    raised = [{"sid": sid, "n": name, "t": turn} for name, turn in up.items()]
     if raised:
         where = (LOADED.c.session_id == bindparam("sid")) & (LOADED.c.name == bindparam("n"))
         stmt = update(LOADED).where(where).values(last_used_turn=bindparam("t"))
@@ -766,15 +793,3 @@ def _record_turn(conn: Connection, sid: str, changes: Changes, now: datetime) ->
         index_elements=["session_id", "turn"], set_={k: stmt.excluded[k] for k in keep}
     )
     conn.execute(stmt)
-
-
-def _update_session(
-    conn: Connection, sid: str, session: Any, changes: Changes, now: datetime
-) -> SessionSnapshot:
-    turn = max(session.turn, changes.turn or 0)
-    status = changes.status or session.status
-    meta: SessionMeta = {**as_meta(session.meta), **(changes.meta or {})}
-    values = {"turn": turn, "status": status, "meta": meta, "updated_at": now}
-    conn.execute(update(SESSIONS).where(SESSIONS.c.id == sid).values(**values))
-    loaded = read_loaded(conn, sid)
-    return SessionSnapshot(sid, turn, status, loaded, meta, session.created_at, now)

@@ -53,6 +53,10 @@ class TableSignals:
         assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
         return dict(self.votes)
 
+    def session_needs(self, growth_miss: float) -> tuple[float, int]:
+        """No past session."""
+        return 0.0, 0
+
 
 @pytest.fixture(scope="module")
 def planner() -> Planner:

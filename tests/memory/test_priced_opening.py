@@ -10,14 +10,8 @@ from __future__ import annotations
 import pytest
 
 from tooltray.memory.config import Settings
-from tooltray.memory.core.planner import (
-    LATENCY,
-    PRICE,
-    Planner,
-    Session,
-    eager_wins,
-    held_picks,
-)
+from tooltray.memory.core.planner import Planner
+from tooltray.memory.core.policy import LATENCY, PRICE, Session, eager_wins, held_picks
 from tooltray.memory.core.session import SessionState
 from tooltray.memory.store.records import empty_snapshot
 from tooltray.memory.tuning import LATER_NEEDS

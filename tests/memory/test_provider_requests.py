@@ -33,7 +33,8 @@ from pydantic import ConfigDict, TypeAdapter
 
 from tooltray.events import TurnCompleted, emit, turn_completed
 from tooltray.memory import Settings, ToolLoaderTrinket
-from tooltray.memory.core.prompt import ADDITION_BETA, load_answer, send_revealing
+from tooltray.memory.adapters.requests import load_answer, send_revealing
+from tooltray.memory.core.prompt import ADDITION_BETA
 from tooltray.memory.metatools.meta_tools import CALL_TOOL
 from tooltray.tools.deferred import search_call
 from tooltray.tools.demo import demo_registry

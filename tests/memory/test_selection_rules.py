@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tooltray.memory.core.planner import (
+from tooltray.memory.core.policy import (
     Caps,
     admit,
     admit_growth,

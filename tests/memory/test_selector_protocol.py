@@ -14,13 +14,13 @@ from typing import Any
 from tooltray.memory import Settings, ToolLoaderTrinket
 from tooltray.memory.core.planner import Planner
 from tooltray.memory.retrieval.scoring import Candidate
-from tooltray.memory.retrieval.selector import SelectionSignals
+from tooltray.memory.retrieval.selector import SelectionSignals, SelectorBase
 from tooltray.tools.demo import demo_registry
 
 TABLE = {"weather": ["weather_current", "weather_forecast"], "hotel": ["travel_search_hotels"]}
 
 
-class KeywordSelector:
+class KeywordSelector(SelectorBase):
     """Loads the tools of every keyword a message holds; nothing else."""
 
     def __init__(self) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tooltray.memory.core.skills import load_skills, parse_skill
+from tooltray.memory.retrieval.skills import load_skills, parse_skill
 from tooltray.tools.demo import demo_skills_dir
 from tooltray.tools.errors import ConfigError
 

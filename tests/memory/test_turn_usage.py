@@ -32,7 +32,7 @@ def test_usage_round_trips_through_turn_completed_into_history(
     trinket = make_trinket()
     first = [user(ASK)]
     trinket.prepare("u1", first)  # call 1: nothing cached yet
-    whole = trinket.state("u1").meter.new
+    whole = trinket.meter("u1").new
     trinket.prepare("u1", [*first, ANSWER])  # call 2: call 1's prompt, then one message more
     reported = Usage(cached_input_tokens=1200, uncached_input_tokens=85, output_tokens=40)
     emit(turn_completed, "u1", TurnCompleted(turn=1, usage=reported))

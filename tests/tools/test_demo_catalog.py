@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from tooltray.memory.core.skills import load_skills
 from tooltray.memory.metatools.meta_tools import meta_tool_specs
+from tooltray.memory.retrieval.skills import load_skills
 from tooltray.tools.demo import (
     demo_catalog_path,
     demo_core,

@@ -1,0 +1,74 @@
+"""The decision rules on hand-made scores: no embedder, no store, no trinket.
+
+``core/policy.py`` sees names, scores and token counts only, so a boundary's priced opening and
+its "every tool or the selection" decision are checked here from picks written by hand.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from tooltray.memory.core.policy import (
+    EXPECTED,
+    LATENCY,
+    PRICE,
+    everything,
+    later_needs,
+    opening,
+    priced,
+)
+from tooltray.memory.retrieval.scoring import Candidate
+from tooltray.memory.tuning import LATER_NEEDS, needed
+
+PICKS = [
+    Candidate("hotels", "semantic", 4.0),
+    Candidate("flights", "semantic", 3.6),
+    Candidate("cars", "semantic", 1.2),
+    Candidate("weather", "semantic", 0.4),
+]
+TOKENS = {"hotels": 120, "flights": 140, "cars": 400, "weather": 90}
+
+
+def test_picks_are_priced_best_first_by_their_chance_of_being_needed() -> None:
+    rows = priced(list(reversed(PICKS)), TOKENS, PRICE)
+    assert [c.name for c, *_ in rows] == ["hotels", "flights", "cars", "weather"]
+    assert [t for _, t, _, _ in rows] == [120, 140, 400, 90]
+    assert [n for _, _, n, _ in rows] == [needed(c.score or 0.0, 4.0) for c in PICKS]
+    assert rows[0][3], "the best pick is always worth holding"
+
+
+def test_the_price_profile_holds_fewer_picks_than_the_latency_one() -> None:
+    price, latency = (opening(PICKS, TOKENS, p, share=False) for p in (PRICE, LATENCY))
+    assert 0 < len(price.held) < len(latency.held)
+    assert price.tokens == sum(TOKENS[c.name] for c in price.held)
+    assert price.missed > latency.missed and price.kept < latency.kept
+
+
+def test_the_share_opening_holds_every_pick_and_prices_none() -> None:
+    shared = opening(PICKS, TOKENS, PRICE, share=True)
+    assert shared.held == PICKS and shared.tokens == 0 and shared.missed == 0.0
+
+
+def test_every_tool_wins_only_when_it_costs_less_than_the_selection_and_its_escapes() -> None:
+    opened = opening(PICKS, TOKENS, LATENCY, share=False)
+    assert everything(600, 500, opened, 3.0, LATENCY)
+    assert not everything(20_000, 500, opened, 1.0, LATENCY)
+    assert EXPECTED.calls > 1
+
+
+def test_later_needs_move_from_the_prior_towards_history() -> None:
+    assert later_needs(0.0, 0.0, 0) == LATER_NEEDS
+    assert later_needs(3.0, 2.0, 10_000) == pytest.approx(1.0, abs=0.01)
+    assert later_needs(2.0, 2.0, 200) < LATER_NEEDS
+
+
+def test_the_policy_imports_no_store_journal_events_or_trinket() -> None:
+    path = Path(__file__).resolve().parents[2] / "memory" / "core" / "policy.py"
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    imported = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+    imported += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+    banned = ("memory.store", "events", "core.session", "core.trinket", "core.planner")
+    assert not [m for m in imported if any(b in m for b in banned)], imported
