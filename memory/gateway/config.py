@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tooltray.tools.errors import ConfigError
-from tooltray.tools.names import match_key
 from tooltray.tools.spec import NAME_PATTERN
 
 PrefixMode = Literal["clash", "always", "never"]
@@ -119,21 +118,11 @@ def _server(path: str, name: str, raw: Any) -> ServerConfig:
 
 
 def _check_format(path: str, fmt: Any) -> str:
-    """A prefix format must name both parts and must not use ``__``.
-
-    The registry strips ``server__`` prefixes when it matches names, so ``a__x`` and ``b__x``
-    would be the same tool to it (and it refuses to hold both).
-    """
+    """A prefix format must name both parts (``{server}__{tool}`` is fine: two servers' tools
+    keep distinct names in the registry)."""
     if not isinstance(fmt, str) or "{server}" not in fmt or "{tool}" not in fmt:
         raise _fail(
             path, "'prefixFormat' must contain {server} and {tool}, e.g. '{server}_{tool}'."
-        )
-    sample = fmt.format(server="srv", tool="tool")
-    if match_key(sample) != sample:
-        raise _fail(
-            path,
-            f"'prefixFormat' {fmt!r} uses '__', which tooltray strips when matching names "
-            "(two servers' tools would collide); use '{server}_{tool}' or '{server}-{tool}'.",
         )
     return fmt
 

@@ -372,6 +372,7 @@ class IndexSelector:
 
     def _revive(self) -> bool:
         """Give the index its document vectors back; False for a lexical-only index."""
+        self._docs = self._docs if self._docs is not None else self.index.vectors
         if self._docs is None and self.index.degraded is not None and self.embedder is not None:
             texts = [doc_text(s) for s in self.index.specs]
             self._docs = np.asarray(self.embedder.embed(texts, "document"), np.float32)
@@ -446,8 +447,9 @@ class IndexSelector:
 
     def _message(self, text: str) -> Part:
         """One user message's scores and whole-message vector (cached by text)."""
-        if text in self._messages and self.index.doc_vectors is not None:
-            return self._messages[text]
+        known = self._messages.get(text)
+        if known is not None and self.index.doc_vectors is not None and known[2] is not None:
+            return known  # a message scored lexically is scored again once vectors join
         query = Query(text)
         vectors = self._vector(query)
         scored, _ = self.index.score(query, "hybrid", vectors)
@@ -641,8 +643,9 @@ def build_selector(
 ) -> IndexSelector:
     """Embed the catalog (cached) and build the hybrid index; raises EmbedderError when down."""
     embedder = make_embedder(settings, store)
-    index = ToolIndex(list(specs), embedder, progress=progress, strict=True)
-    return IndexSelector(index, embedder, settings)
+    later = settings.embed_catalog == "background"
+    index = ToolIndex(list(specs), embedder, progress=progress, strict=True, background=later)
+    return IndexSelector(index, index.embedder, settings)
 
 
 def lexical_selector(specs: Sequence[ToolSpec], settings: Settings) -> IndexSelector:

@@ -67,7 +67,7 @@ def test_prefix_always_and_a_server_that_changes_its_tools() -> None:
         ({"mcpServers": {"a": {"command": "x", "argz": []}}}, "unknown keys ['argz']"),
         ({"mcpServers": {"a": {"command": "x", "args": "-v"}}}, "list of strings"),
         ({"mcpServers": {"a b": {"command": "x"}}}, "[a-zA-Z0-9_.-]"),
-        ({**config(prefixFormat="{server}__{tool}")}, "use '{server}_{tool}'"),
+        ({**config(prefixFormat="{server}-tool")}, "must contain {server} and {tool}"),
         ({**config(prefix="sometimes")}, "'clash', 'always' or 'never'"),
         ({**config(reveal="append")}, "'reveal' must be 'list' or 'bridge'"),
     ],
