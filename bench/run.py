@@ -45,6 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
     known, _ = parser.parse_known_args(argv)
     os.environ.setdefault("TOOLTRAY_EMBED_CATALOG", "wait")  # figures independent of timing
+    os.environ.setdefault("TOOLTRAY_CACHE", "off")  # and of what the machine embedded before
     sys.path.insert(0, str(HERE))
     module = importlib.import_module(SUITES[known.suite])
     if hasattr(module, "add_arguments"):  # a suite with its own flags (e.g. session --corpus)

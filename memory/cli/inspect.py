@@ -53,7 +53,7 @@ def settings_for(db: str | None, catalog: str | None) -> Settings:
     from tooltray.memory.config import Settings
     from tooltray.tools.demo import demo_skills_dir
 
-    settings = Settings(db=store_url(db))
+    settings = Settings(db=store_url(db), embed_catalog="wait")  # scores shown are dense
     if catalog is None and settings.skills_dir is None:
         settings = settings.model_copy(update={"skills_dir": demo_skills_dir()})
     return settings
@@ -138,14 +138,31 @@ def show_command(session: str, db: str | None, catalog: str | None, fmt: str) ->
         )
 
 
+def embed_now(planner: Any) -> None:
+    """Build the planner's index now, with a bar on a terminal while the catalog is embedded
+    (vectors come from the store and the machine's vector file first)."""
+    from tooltray.memory.cli.progress import embedding_bar
+
+    with embedding_bar(f"embedding {len(planner.registry.allowed())} tools") as progress:
+        planner.selector(progress)
+
+
 @click.command("explain")
 @click.argument("message")
 @click.option("--session", "session", default=None, help="Explain the message on this session.")
 @DB_OPTION
 @CATALOG_OPTION
+@click.option(
+    "--sanitize", is_flag=True, help="Map invalid tool names in --catalog to '_', not fail."
+)
 @format_option()
 def explain_command(
-    message: str, session: str | None, db: str | None, catalog: str | None, fmt: str
+    message: str,
+    session: str | None,
+    db: str | None,
+    catalog: str | None,
+    sanitize: bool,
+    fmt: str,
 ) -> None:
     """What MESSAGE would load (a dry run: nothing is written), with every score and the bar.
 
@@ -166,7 +183,8 @@ def explain_command(
         if session is not None:
             known_session(store, session)
         state = session_state(store, session)
-        planner = dry_planner(load_registry(catalog), settings_for(db, catalog), store)
+        planner = dry_planner(load_registry(catalog, sanitize), settings_for(db, catalog), store)
+        embed_now(planner)
         phase, rows = explain(planner, state, message)
     finally:
         store.close()

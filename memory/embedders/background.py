@@ -22,7 +22,12 @@ log = logging.getLogger("tooltray")
 
 
 def backing(cache: EmbeddingCache) -> EmbeddingCache:
-    """Where a background thread may write: ``cache.store`` when the cache stages writes."""
+    """Where a background thread may write: ``cache.direct()`` or ``cache.store`` when the
+    cache stages writes in a call, else ``cache`` itself."""
+    direct = getattr(cache, "direct", None)
+    if callable(direct):
+        found: EmbeddingCache = direct()
+        return found
     store = getattr(cache, "store", None)
     return store if store is not None else cache
 

@@ -59,6 +59,7 @@ from tooltray.memory.embedders import (
     Progress,
     default_embedder,
 )
+from tooltray.memory.embedders.filecache import shared
 from tooltray.memory.retrieval import Hit, Query, ToolIndex, doc_text
 from tooltray.memory.retrieval.index import Bundles, choose, mates
 from tooltray.memory.retrieval.scoring import Candidate, Scored, zscores
@@ -632,7 +633,8 @@ def make_embedder(settings: Settings, store: EmbeddingCache | None) -> Embedder:
         inner = OpenAIEmbedder(base_url=str(settings.embed_base_url), model=settings.embed_model)
     else:
         inner = default_embedder()
-    return CachedEmbedder(inner, store) if store is not None else inner
+    cache = shared(store)  # the store, then the machine's vector file (TOOLTRAY_CACHE)
+    return CachedEmbedder(inner, cache) if cache is not None else inner
 
 
 def build_selector(
