@@ -68,7 +68,7 @@ def catalog(data: Path, n: int) -> tuple[list[Any], list[str]]:
     specs = []
     for i in range(n):
         spec, copy = base[i % len(base)], i // len(base)
-        bundle = f"{spec.bundle}_{copy}"[:64] if spec.bundle else None
+        bundle = f"{spec.bundle[:120]} #{copy}" if spec.bundle else None
         name = f"{spec.name[:56]}_{i}"  # unique whatever the first 56 characters share
         specs.append(spec.model_copy(update={"name": name, "bundle": bundle}))
     return specs, queries

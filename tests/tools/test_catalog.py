@@ -11,6 +11,7 @@ import pytest
 
 from tooltray.tools.errors import DuplicateToolError, ToolSpecError
 from tooltray.tools.importers.catalog import load_catalog, read_catalog
+from tooltray.memory.core.menu import bundle_menu
 from tooltray.tools.registry import ToolRegistry
 
 DATA = Path("/work/shared/data")
@@ -89,6 +90,7 @@ def test_two_servers_tools_of_one_name_load(tmp_path: Path) -> None:
     registry = ToolRegistry(catalog.tools, bundles=catalog.bundles)
     assert [s.name for s in registry.allowed()] == ["alpha__search", "beta__search"]
     assert [b.name for b in registry.bundles()] == ["alpha", "Beta Search Server"]
+    assert "- Beta Search Server: " in bundle_menu(registry.bundles())  # shown as written
 
 
 def test_bundles_json_errors(tmp_path: Path) -> None:

@@ -36,7 +36,7 @@ from tooltray.tools.errors import DuplicateToolError, ToolSpecError, shown
 from tooltray.tools.importers.arrays import read_tool_array, tool_array
 from tooltray.tools.importers.build import make_spec
 from tooltray.tools.names import clash_key, sanitize_name
-from tooltray.tools.spec import Bundle, ToolSpec, check_bundle, check_name
+from tooltray.tools.spec import MAX_BUNDLE, Bundle, ToolSpec, check_bundle, check_name
 
 FIELDS = frozenset(
     {"name", "description", "parameters", "group", "bundle", "bundle_description", "tags"}
@@ -109,7 +109,7 @@ class _Reader:
         """A group (bundle) name as written: any one line of text (``check_bundle``)."""
         if not isinstance(raw, str):
             raise ToolSpecError(f"{self.where(line)}: 'group' must be a string, got {shown(raw)}.")
-        clean = " ".join(raw.split()) if self.sanitize else raw
+        clean = " ".join(raw.split())[:MAX_BUNDLE].rstrip() if self.sanitize else raw
         try:
             check_bundle(clean or raw, "group")
         except ToolSpecError as exc:
