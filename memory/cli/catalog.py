@@ -169,16 +169,28 @@ def lint_specs(catalog: str | None, mcp: Sequence[str]) -> tuple[list[ToolSpec],
 
 
 def lint_embedder(db: str | None) -> Any:
-    """The default embedder, its document vectors cached in the store at ``db`` (when given)
-    and in the machine's vector file (``TOOLTRAY_CACHE``), which ``explain``, ``show`` and the
-    gateway share: a catalog is embedded once, not on every run.
+    """The default embedder, its document vectors cached in the store at ``db`` (default: the
+    default store, ``TOOLTRAY_DB`` or ``./tooltray.db``, which the demo and the agent fill) and
+    in the machine's vector file (``TOOLTRAY_CACHE``), which ``explain``, ``show`` and the
+    gateway share.
+
+    Without the cache every run embedded the whole catalog again. A default store that cannot
+    be opened costs only its part: lint goes on and says why in one line (a ``--db`` given and
+    unusable is an error, as on every command).
     """
     from tooltray.memory.cli.db import store_url
     from tooltray.memory.embedders import CachedEmbedder, default_embedder
     from tooltray.memory.embedders.filecache import shared
     from tooltray.memory.store import Store
+    from tooltray.tools.errors import StoreError
 
-    store = Store(store_url(db), auto_upgrade=True) if db is not None else None
+    store = None
+    try:
+        store = Store(store_url(db), auto_upgrade=True)
+    except StoreError as exc:
+        if db is not None:
+            raise
+        click.echo(f"note: no embedding cache in the default store ({exc})", err=True)
     cache = shared(store)
     return CachedEmbedder(default_embedder(), cache) if cache is not None else default_embedder()
 
@@ -203,7 +215,7 @@ def embed_with_progress(tools: Sequence[ToolSpec], embedder: Any) -> None:
     "--db",
     "db",
     default=None,
-    help="Store caching document embeddings (besides the vector file $TOOLTRAY_CACHE).",
+    help="Store caching document embeddings (default: $TOOLTRAY_DB, else ./tooltray.db).",
 )
 @click.option("--no-embed", is_flag=True, help="Skip the near-duplicate check (no embedder).")
 @click.option("--fail-on", "fail_on", type=click.Choice(("warning", "error")), default=None)
