@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from tooltray.memory.core.menu import bundle_menu
 from tooltray.tools.errors import DuplicateToolError, ToolSpecError
 from tooltray.tools.importers.catalog import load_catalog, read_catalog
-from tooltray.memory.core.menu import bundle_menu
 from tooltray.tools.registry import ToolRegistry
 
 DATA = Path("/work/shared/data")
