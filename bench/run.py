@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -33,6 +34,7 @@ SUITES: dict[str, str] = {
     "bounds": "bounds",
     "retention": "retention",
     "mcp_search": "mcp_search",
+    "first_minute": "first_minute",
 }
 DEFAULT_DATA = HERE.parent.parent / "shared" / "data"
 
@@ -45,6 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=HERE / "out")
     parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
     known, _ = parser.parse_known_args(argv)
+    os.environ.setdefault("TOOLTRAY_EMBED_CATALOG", "wait")  # figures independent of timing
+    os.environ.setdefault("TOOLTRAY_CACHE", "off")  # and of what the machine embedded before
     sys.path.insert(0, str(HERE))
     module = importlib.import_module(SUITES[known.suite])
     if hasattr(module, "add_arguments"):  # a suite with its own flags (e.g. session --corpus)

@@ -77,6 +77,10 @@ class Settings(BaseSettings):
         embedder: ``minilm`` (offline default) or ``openai`` (an OpenAI-compatible server).
         embed_base_url: base URL of the embeddings server for ``embedder = "openai"``.
         embed_model: model name for the embeddings server.
+        embed_catalog: ``background`` (default): a catalog whose tool vectors are not cached
+            yet is selected lexically while a background thread embeds it; dense scores join
+            once it is done. ``wait``: the first selection embeds the catalog first (batch
+            jobs and benches that must not depend on timing).
         skills_dir: folder of ``SKILL.md`` files; ``None`` disables the skill signal.
         result_max_chars: tool results longer than this are shortened with a handle.
         instructions: the caller's system instructions, first in the stable prefix.
@@ -165,6 +169,7 @@ class Settings(BaseSettings):
     embedder: Literal["minilm", "openai"] = "minilm"
     embed_base_url: str | None = None
     embed_model: str = "text-embedding-3-small"
+    embed_catalog: Literal["background", "wait"] = "background"
     skills_dir: Path | None = None
     result_max_chars: int = Field(default=1500, ge=100)
     instructions: str = "You are a helpful assistant. Use the tools when they help."

@@ -24,6 +24,7 @@ ENV_PREFIX = "TOOLTRAY_"
 OTHER_ENV = frozenset(
     {
         "TOOLTRAY_CONFIG",
+        "TOOLTRAY_CACHE",
         "TOOLTRAY_SQL_URL",
         "TOOLTRAY_TEST_PG_URL",
         "TOOLTRAY_PG_DIR",

@@ -26,6 +26,10 @@ if TESTS not in sys.path:  # shared helpers (cli_tree.py) import by name under i
     sys.path.append(TESTS)
 
 PG_ENV = "TOOLTRAY_TEST_PG_URL"
+# Tests see the catalog's dense scores from the first selection on (deterministic on a loaded
+# machine); the background path is tested where it says so (tests/retrieval/test_background.py).
+os.environ.setdefault("TOOLTRAY_EMBED_CATALOG", "wait")
+os.environ.setdefault("TOOLTRAY_CACHE", "off")  # no test writes the user's vector cache
 
 
 def pg_admin_url() -> str:

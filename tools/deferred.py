@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tooltray.tools.errors import ConfigError
+from tooltray.tools.names import sanitize_name
 from tooltray.tools.render import anthropic_tool, openai_responses_tool
 from tooltray.tools.spec import Bundle, ToolSpec
 
@@ -123,9 +124,8 @@ def namespaces(deferred: Sequence[ToolSpec], bundles: Sequence[Bundle]) -> list[
             out += tools
             continue
         description = about.get(bundle) or f"{bundle} tools"
-        out.append(
-            {"type": "namespace", "name": bundle, "description": description, "tools": tools}
-        )
+        name = sanitize_name(bundle)  # a namespace needs the name pattern; the menu does not
+        out.append({"type": "namespace", "name": name, "description": description, "tools": tools})
     return out
 
 

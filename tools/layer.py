@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tooltray.tools.errors import DuplicateToolError, ToolSpecError, UnknownToolError
-from tooltray.tools.names import did_you_mean, match_key
+from tooltray.tools.names import clash_key, did_you_mean
 from tooltray.tools.spec import Bundle, ToolSpec
 
 Executor = Callable[..., Any]
@@ -37,7 +37,7 @@ def clash_message(new: ToolSpec, layer: str, old: Entry) -> str:
     """Explain why ``new`` cannot join ``layer`` next to ``old`` and what to do."""
     same = new.name == old.spec.name
     what = "is already registered" if same else f"collides with {old.spec.name!r} once"
-    tail = "" if same else " MCP/server prefixes are stripped"
+    tail = "" if same else " its mcp__ prefix is stripped"
     return (
         f"Tool {new.name!r} from {layer} layer (source {new.source!r}) {what}{tail} in "
         f"{old.describe()}. Rename one of them or unregister the old one first; tooltray never "
@@ -69,10 +69,10 @@ class ToolLayer:
             self.add_bundle(bundle)
 
     def find(self, name: str) -> Entry | None:
-        """The entry with exactly this name, else the one whose stripped name matches."""
+        """The entry with exactly this name, else the one it names with an ``mcp__`` prefix."""
         with self._lock:
             entry = self._entries.get(name)
-            owner = None if entry else self._keys.get(match_key(name))
+            owner = None if entry else self._keys.get(clash_key(name))
             return entry or (self._entries[owner] if owner else None)
 
     def check(self, spec: ToolSpec, layer: str) -> None:
@@ -83,7 +83,7 @@ class ToolLayer:
                 "from_mcp, from_callable or ToolSpec(...)."
             )
         with self._lock:
-            owner = self._keys.get(match_key(spec.name))
+            owner = self._keys.get(clash_key(spec.name))
             old = self._entries[owner] if owner is not None else None
         if old is not None:
             raise DuplicateToolError(clash_message(spec, layer, old))
@@ -93,7 +93,7 @@ class ToolLayer:
         with self._lock:
             self.check(spec, self.name)
             self._entries[spec.name] = Entry(spec, fn, self.name, spec.content_hash)
-            self._keys[match_key(spec.name)] = spec.name
+            self._keys[clash_key(spec.name)] = spec.name
             self.version += 1
 
     def remove(self, name: str) -> ToolSpec:
@@ -102,7 +102,7 @@ class ToolLayer:
             entry = self._entries.pop(name, None)
             if entry is None:
                 raise UnknownToolError(name, did_you_mean(name, self._entries))
-            del self._keys[match_key(name)]
+            del self._keys[clash_key(name)]
             self.version += 1
             return entry.spec
 

@@ -1,4 +1,4 @@
-"""Tool-name rules beyond validity: MCP prefix stripping, did-you-mean hints, sanitising.
+"""Tool-name rules beyond validity: MCP prefix keys, did-you-mean hints, sanitising.
 
 Models call tools by the name they remember, which is often a prefixed MCP form
 (``mcp__github__search``) or a near miss. These helpers let the registry map such names back to
@@ -35,8 +35,24 @@ def strip_prefix(name: str) -> str:
     return name
 
 
+def clash_key(name: str) -> str:
+    """The key two registered names must not share: the name without an ``mcp__`` wrapper.
+
+    ``mcp__github__search`` and ``github__search`` are one tool written two ways; ``alpha__search``
+    and ``beta__search`` are two servers' tools, named the way Claude Code and most gateways
+    name MCP tools, and may both be registered.
+    """
+    parts = name.split("__")
+    if len(parts) >= 3 and parts[0] == "mcp" and parts[1] and "__".join(parts[2:]):
+        return "__".join(parts[1:])
+    return name
+
+
 def match_key(name: str) -> str:
-    """The key two names must not share: the name with every MCP/server prefix stripped.
+    """The loosest key a called name is resolved by: every MCP/server prefix stripped.
+
+    A model may call ``search`` for ``alpha__search``; it resolves while one tool has the key
+    (two servers' ``search`` leave it ambiguous: the caller gets both as candidates).
 
     Equal to applying :func:`strip_prefix` until nothing changes, in one pass over the parts:
     re-splitting after each strip made a name of many ``a__`` parts (a model can send one)

@@ -2,7 +2,8 @@
 
 The catalog layer (often shared by many agents, loaded at start-up) and the instance layer
 (tools registered while the agent runs) are merged at query time. No tool silently shadows
-another: a name clash, within or across layers or after MCP prefixes are stripped, raises.
+another: a name clash, within or across layers or once an ``mcp__`` wrapper goes, raises; two
+servers' ``alpha__search`` and ``beta__search`` are two tools.
 Everything downstream (rendering, loading, execution) sees only what the allow-list permits.
 """
 
@@ -27,7 +28,7 @@ from tooltray.tools.errors import (
     shown,
 )
 from tooltray.tools.layer import Entry, Executor, ToolLayer, clash_message
-from tooltray.tools.names import did_you_mean, match_key
+from tooltray.tools.names import clash_key, did_you_mean, match_key
 from tooltray.tools.policy import Policy
 from tooltray.tools.spec import Bundle, ToolSpec
 
@@ -36,6 +37,7 @@ from tooltray.tools.spec import Bundle, ToolSpec
 class _View:
     entries: dict[str, Entry]
     keys: dict[str, str]
+    loose: dict[str, str | None]
     allowed: tuple[ToolSpec, ...]
     allowed_names: frozenset[str]
     bundles: tuple[Bundle, ...]
@@ -203,18 +205,20 @@ class ToolRegistry:
     def _build(self) -> _View:
         entries: dict[str, Entry] = {}
         keys: dict[str, str] = {}
+        loose: dict[str, str | None] = {}
         for entry in self.catalog.entries() + self.instance.entries():
-            key = match_key(entry.spec.name)
+            key, name = clash_key(entry.spec.name), entry.spec.name
             if key in keys:
                 old = entries[keys[key]]
                 raise DuplicateToolError(clash_message(entry.spec, entry.layer, old))
-            entries[entry.spec.name], keys[key] = entry, entry.spec.name
+            entries[name], keys[key] = entry, name
+            loose[match_key(name)] = name if match_key(name) not in loose else None
         allowed = tuple(e.spec for e in entries.values() if self._policy.permits(e.spec))
         info = {**self.catalog.bundle_info(), **self.instance.bundle_info()}
         bundles = _bundles(allowed, info)
         fingerprint = _fingerprint(entries, allowed, bundles)
         names = frozenset(s.name for s in allowed)
-        return _View(entries, keys, allowed, names, bundles, fingerprint)
+        return _View(entries, keys, loose, allowed, names, bundles, fingerprint)
 
     @property
     def version(self) -> int:
@@ -248,11 +252,10 @@ class ToolRegistry:
     def _find(view: _View, name: str) -> Entry | None:
         if not isinstance(name, str):
             return None
-        entry = view.entries.get(name)
-        if entry is None:
-            owner = view.keys.get(match_key(name))
-            entry = view.entries[owner] if owner is not None else None
-        return entry
+        owner = name if name in view.entries else view.keys.get(clash_key(name))
+        if owner is None:
+            owner = view.loose.get(match_key(name))  # None too when two servers share the key
+        return view.entries[owner] if owner is not None else None
 
     def _entry(self, name: str) -> Entry:
         view = self._view()

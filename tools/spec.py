@@ -40,6 +40,29 @@ def check_name(name: str, what: str = "tool") -> str:
     return name
 
 
+MAX_BUNDLE = 128
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def check_bundle(name: str, what: str = "bundle") -> str:
+    """Return a bundle (server) name as its authors write it (``Ant Design Components``).
+
+    A bundle name is shown in the menu and matched in ``load_tools`` arguments, never sent as a
+    provider's tool name, so any one-line text goes; where a provider needs the name pattern
+    (a Responses ``namespace``, an ``mcp__server__`` prefix) it is sanitised there.
+    """
+    if not isinstance(name, str) or not name.strip() or len(name) > MAX_BUNDLE:
+        raise ToolSpecError(
+            f"Invalid {what} name {shown(name)}: give 1-{MAX_BUNDLE} characters of one line."
+        )
+    if _CONTROL.search(name) or name != name.strip():
+        raise ToolSpecError(
+            f"Invalid {what} name {shown(name)}: it has line breaks, control characters or "
+            "spaces at its ends; write it on one line without them."
+        )
+    return check_text(name, f"{what} name")
+
+
 def check_text(text: str, what: str) -> str:
     """Return ``text`` if it can be sent as UTF-8; a lone surrogate (bad decoding) raises.
 
@@ -228,7 +251,7 @@ class ToolSpec(BaseModel):
     @field_validator("bundle")
     @classmethod
     def _bundle(cls, v: str | None) -> str | None:
-        return None if v is None else check_name(v, "bundle")
+        return None if v is None else check_bundle(v)
 
     @model_validator(mode="after")
     def _schema(self) -> ToolSpec:
@@ -267,7 +290,7 @@ class Bundle(BaseModel):
     """A cohesion group: tools that belong together and load together. Not a trigger.
 
     Attributes:
-        name: bundle name (same rule as tool names).
+        name: bundle name, as written (one line; :func:`check_bundle`).
         description: one line shown in the bundle menu.
         members: member tool names, in catalog order.
     """
@@ -281,7 +304,7 @@ class Bundle(BaseModel):
     @field_validator("name")
     @classmethod
     def _name(cls, v: str) -> str:
-        return check_name(v, "bundle")
+        return check_bundle(v)
 
 
 NOT_JSON: Literal["not-json"] = "not-json"

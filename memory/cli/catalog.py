@@ -170,43 +170,42 @@ def lint_specs(catalog: str | None, mcp: Sequence[str]) -> tuple[list[ToolSpec],
 
 def lint_embedder(db: str | None) -> Any:
     """The default embedder, its document vectors cached in the store at ``db`` (default: the
-    default store, ``TOOLTRAY_DB`` or ``./tooltray.db``, which the demo and the agent fill).
+    default store, ``TOOLTRAY_DB`` or ``./tooltray.db``, which the demo and the agent fill) and
+    in the machine's vector file (``TOOLTRAY_CACHE``), which ``explain``, ``show`` and the
+    gateway share.
 
     Without the cache every run embedded the whole catalog again. A default store that cannot
-    be opened costs only the cache: lint goes on uncached and says why in one line (a ``--db``
-    given and unusable is an error, as on every command).
+    be opened costs only its part: lint goes on and says why in one line (a ``--db`` given and
+    unusable is an error, as on every command).
     """
     from tooltray.memory.cli.db import store_url
     from tooltray.memory.embedders import CachedEmbedder, default_embedder
+    from tooltray.memory.embedders.filecache import shared
     from tooltray.memory.store import Store
     from tooltray.tools.errors import StoreError
 
-    if db is not None:
-        return CachedEmbedder(default_embedder(), Store(store_url(db), auto_upgrade=True))
+    store = None
     try:
-        store = Store(store_url(None), auto_upgrade=True)
+        store = Store(store_url(db), auto_upgrade=True)
     except StoreError as exc:
-        click.echo(f"note: no embedding cache ({exc}); embedding every tool", err=True)
-        return default_embedder()
-    return CachedEmbedder(default_embedder(), store)
+        if db is not None:
+            raise
+        click.echo(f"note: no embedding cache in the default store ({exc})", err=True)
+    cache = shared(store)
+    return CachedEmbedder(default_embedder(), cache) if cache is not None else default_embedder()
 
 
 def embed_with_progress(tools: Sequence[ToolSpec], embedder: Any) -> None:
     """Embed the tools' documents first, with a progress bar in a terminal (the lint then reads
     them from the cache's memo); outside one, nothing is drawn."""
-    from rich.console import Console
-
+    from tooltray.memory.cli.progress import embedding_bar
     from tooltray.memory.retrieval.scoring import doc_text
 
-    console = Console(stderr=True)
-    if not console.is_terminal or not hasattr(embedder, "embed_documents"):
+    if not hasattr(embedder, "embed_documents"):
         return
-    from rich.progress import Progress
-
-    with Progress(console=console, transient=True) as bar:
-        task = bar.add_task(f"embedding {len(tools)} tools", total=None)
-        texts = [doc_text(spec) for spec in tools]
-        embedder.embed_documents(texts, lambda n, total: bar.update(task, completed=n, total=total))
+    with embedding_bar(f"embedding {len(tools)} tools") as progress:
+        if progress is not None:
+            embedder.embed_documents([doc_text(spec) for spec in tools], progress)
 
 
 @catalog_group.command("lint")
@@ -232,8 +231,8 @@ def lint(
     """One row per finding: kind, severity, tools, evidence, what to do.
 
     Exits 1 when a finding reaches --fail-on (warning or error) or a line is not a JSON object
-    (strict loading would refuse the file), else 0. Document vectors are cached in --db (default:
-    the default store), so a second run does not embed the catalog again.
+    (strict loading would refuse the file), else 0. Document vectors are cached in the machine's
+    vector file (and --db), so a second run does not embed the catalog again.
     """
     from tooltray.memory.lint import Severity, ordered, reaches
     from tooltray.memory.lint import lint as run_lint

@@ -32,15 +32,16 @@ SHOW_CHARS = 160
 QUIT = ("/quit", "/exit", "exit", "quit")
 
 
-def load_registry(catalog: str | None) -> ToolRegistry:
-    """The tools: a ``.py`` file's ``build_registry()``, a tools.jsonl file, or the demo catalog."""
+def load_registry(catalog: str | None, sanitize: bool = False) -> ToolRegistry:
+    """The tools: a ``.py`` file's ``build_registry()``, a tools.jsonl file (``sanitize``: invalid
+    tool names mapped onto the provider rule), or the demo catalog."""
     from tooltray.tools.registry import ToolRegistry
 
     if catalog is None:
         return _demo_registry()
     path = Path(catalog)
     if path.suffix != ".py":
-        return ToolRegistry.from_catalog(path)
+        return ToolRegistry.from_catalog(path, sanitize=sanitize)
     spec = importlib.util.spec_from_file_location(f"tooltray_catalog_{path.stem}", path)
     if spec is None or spec.loader is None:
         raise ConfigError(f"Cannot import catalog file {catalog!r}: is it a Python file?")

@@ -52,7 +52,7 @@ def settings_for(db: str | None, catalog: str | None) -> Settings:
     from tooltray.memory.config import Settings
     from tooltray.tools.demo import demo_skills_dir
 
-    settings = Settings(db=store_url(db))
+    settings = Settings(db=store_url(db), embed_catalog="wait")  # scores shown are dense
     if catalog is None and settings.skills_dir is None:
         settings = settings.model_copy(update={"skills_dir": demo_skills_dir()})
     return settings
@@ -137,14 +137,31 @@ def show_command(session: str, db: str | None, catalog: str | None, fmt: str) ->
         )
 
 
+def embed_now(planner: Any) -> None:
+    """Build the planner's index now, with a bar on a terminal while the catalog is embedded
+    (vectors come from the store and the machine's vector file first)."""
+    from tooltray.memory.cli.progress import embedding_bar
+
+    with embedding_bar(f"embedding {len(planner.registry.allowed())} tools") as progress:
+        planner.selector(progress)
+
+
 @click.command("explain")
 @click.argument("message")
 @click.option("--session", "session", default=None, help="Explain the message on this session.")
 @DB_OPTION
 @CATALOG_OPTION
+@click.option(
+    "--sanitize", is_flag=True, help="Map invalid tool names in --catalog to '_', not fail."
+)
 @format_option()
 def explain_command(
-    message: str, session: str | None, db: str | None, catalog: str | None, fmt: str
+    message: str,
+    session: str | None,
+    db: str | None,
+    catalog: str | None,
+    sanitize: bool,
+    fmt: str,
 ) -> None:
     """What MESSAGE would load (a dry run: nothing is written), with every score and the bar.
 
@@ -159,13 +176,14 @@ def explain_command(
         raise ConfigError(
             'MESSAGE is empty: give the user message to explain, e.g. "book a flight"'
         )
-    registry, inferred = _explained_registry(catalog)
+    registry, inferred = _explained_registry(catalog, sanitize)
     store = _explain_store(db, session)
     try:
         if session is not None:
             known_session(store, session)
         state = session_state(store, session)
         planner = dry_planner(registry, settings_for(db, catalog), store)
+        embed_now(planner)
         phase, rows = explain(planner, state, message)
     finally:
         store.close()
@@ -206,7 +224,7 @@ def _explain_store(db: str | None, session: str | None) -> DryStore:
     return DryStore(Store("sqlite://"))
 
 
-def _explained_registry(catalog: str | None) -> tuple[ToolRegistry, bool]:
+def _explained_registry(catalog: str | None, sanitize: bool) -> tuple[ToolRegistry, bool]:
     """The agent's tools, and whether their bundles were inferred from the names (a catalog
     file without groups: an OpenAI or MCP array), which explain states."""
     from tooltray.memory.cli.chat import load_registry
@@ -214,8 +232,8 @@ def _explained_registry(catalog: str | None) -> tuple[ToolRegistry, bool]:
     from tooltray.tools.registry import ToolRegistry
 
     if catalog is None or catalog.endswith(".py"):
-        return load_registry(catalog), False
-    read = read_catalog(catalog)
+        return load_registry(catalog, sanitize), False
+    read = read_catalog(catalog, sanitize=sanitize)
     return ToolRegistry(read.tools, bundles=read.bundles), read.inferred
 
 

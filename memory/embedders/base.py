@@ -161,6 +161,22 @@ class CachedEmbedder:
             return empty(self.dim)
         return np.stack([np.asarray(found[k], dtype=np.float32) for k in keys])
 
+    def lookup_all(self, texts: Sequence[str]) -> Vectors | None:
+        """Every text's vector from the memo or the cache, or ``None`` when one is missing.
+
+        What a caller that must not wait asks first: a catalog seen before (by this process
+        or any on the same store) is answered at once, a never-seen one is embedded elsewhere.
+        """
+        keys = [text_hash(t) for t in texts]
+        found = self._lookup(keys)
+        if any(k not in found for k in keys):
+            return None
+        with _memo_lock:
+            _MEMO.setdefault(self.inner.id, {}).update(found)
+        if not keys:
+            return empty(self.dim)
+        return np.stack([np.asarray(found[k], dtype=np.float32) for k in keys])
+
     def _lookup(self, keys: list[str]) -> dict[str, Any]:
         with _memo_lock:
             memo = _MEMO.get(self.inner.id, {})

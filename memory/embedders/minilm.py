@@ -50,8 +50,23 @@ def content_mask(text: str, encoding: Any, over: int | None = COMPACT_OVER) -> N
 MINILM_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 MAX_TOKENS = 256
 BATCH = 64
+TOKEN_BUDGET = 64 * 64
 _verified: set[tuple[str, str]] = set()
 _verify_lock = threading.Lock()
+
+
+def batches(order: Sequence[int], chars: Sequence[int]) -> list[list[int]]:
+    """``order`` (shortest text first) cut into batches of at most ``BATCH`` texts and about
+    ``TOKEN_BUDGET`` padded tokens: onnxruntime keeps the memory of its largest batch, and 64
+    texts of 256 tokens took it past 2.5 GB (``bench/README.md``, first minute)."""
+    out: list[list[int]] = []
+    for i in order:
+        tokens = min(MAX_TOKENS, chars[i] // 3 + 2)  # a word-piece is 3+ characters of text
+        if out and len(out[-1]) < BATCH and (len(out[-1]) + 1) * tokens <= TOKEN_BUDGET:
+            out[-1].append(i)
+        else:
+            out.append([i])
+    return out
 
 
 def file_sha256(path: Path) -> str:
@@ -204,8 +219,7 @@ class MiniLMOnnxEmbedder:
                 self._load()
             order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
             out = np.zeros((len(texts), self.dim), dtype=np.float32)
-            for start in range(0, len(order), BATCH):
-                chunk = order[start : start + BATCH]
+            for chunk in batches(order, [len(t) for t in texts]):
                 out[chunk] = self._batch([texts[i] for i in chunk], kind)
             return out
 

@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from tooltray.tools.errors import ConfigError
-from tooltray.tools.names import match_key
-from tooltray.tools.spec import NAME_PATTERN
+from tooltray.tools.errors import ConfigError, ToolSpecError
+from tooltray.tools.names import sanitize_name
+from tooltray.tools.spec import check_bundle
 
 PrefixMode = Literal["clash", "always", "never"]
 RevealMode = Literal["list", "bridge"]
@@ -82,8 +82,9 @@ class GatewayConfig:
     reveal: RevealMode = "list"
 
     def exposed_name(self, server: str, tool: str) -> str:
-        """The prefixed form of ``tool`` from ``server``."""
-        return self.prefix_format.format(server=server, tool=tool)
+        """The prefixed form of ``tool`` from ``server``, sanitised to the provider rule (a
+        server name may have spaces; a tool name may not)."""
+        return sanitize_name(self.prefix_format.format(server=server, tool=tool))
 
 
 def _fail(path: str, why: str) -> GatewayConfigError:
@@ -93,8 +94,10 @@ def _fail(path: str, why: str) -> GatewayConfigError:
 def _server(path: str, name: str, raw: Any) -> ServerConfig:
     if not isinstance(raw, dict):
         raise _fail(path, f"server {name!r} must be an object with 'command' or 'url'.")
-    if not NAME_PATTERN.match(name):
-        raise _fail(path, f"server name {name!r}: use 1-64 characters from [a-zA-Z0-9_.-].")
+    try:
+        check_bundle(name, "server")  # a bundle, shown as written: "Ant Design Components"
+    except ToolSpecError as exc:
+        raise _fail(path, str(exc)) from None
     unknown = sorted(set(raw) - _SERVER_KEYS)
     if unknown:
         raise _fail(
@@ -119,21 +122,11 @@ def _server(path: str, name: str, raw: Any) -> ServerConfig:
 
 
 def _check_format(path: str, fmt: Any) -> str:
-    """A prefix format must name both parts and must not use ``__``.
-
-    The registry strips ``server__`` prefixes when it matches names, so ``a__x`` and ``b__x``
-    would be the same tool to it (and it refuses to hold both).
-    """
+    """A prefix format must name both parts (``{server}__{tool}`` is fine: two servers' tools
+    keep distinct names in the registry)."""
     if not isinstance(fmt, str) or "{server}" not in fmt or "{tool}" not in fmt:
         raise _fail(
             path, "'prefixFormat' must contain {server} and {tool}, e.g. '{server}_{tool}'."
-        )
-    sample = fmt.format(server="srv", tool="tool")
-    if match_key(sample) != sample:
-        raise _fail(
-            path,
-            f"'prefixFormat' {fmt!r} uses '__', which tooltray strips when matching names "
-            "(two servers' tools would collide); use '{server}_{tool}' or '{server}-{tool}'.",
         )
     return fmt
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tooltray.memory.lint.names import checked_name, dedupe
+from tooltray.memory.lint.names import checked_bundle, checked_name, dedupe
 from tooltray.tools.errors import ToolSpecError, TooltrayError
 from tooltray.tools.finding import Finding
 from tooltray.tools.grouping import grouped
@@ -43,7 +43,7 @@ def _spec(row: dict[str, Any], line: int, found: list[Finding]) -> ToolSpec | No
         return None
     name = checked_name(raw, "tool", found)
     group = row.get("group", row.get("bundle"))
-    bundle = checked_name(group, "bundle", found) if isinstance(group, str) else None
+    bundle = checked_bundle(group, found) if isinstance(group, str) else None
     text = row.get("description")
     kwargs: dict[str, Any] = {"name": name, "bundle": bundle, "source": "catalog"}
     kwargs["description"] = text if isinstance(text, str) else ""

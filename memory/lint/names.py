@@ -1,4 +1,4 @@
-"""Names strict loading refuses: invalid for providers, or clashing once prefixes are stripped.
+"""Names strict loading refuses: invalid for providers, or clashing once an mcp__ prefix goes.
 
 :func:`tooltray.tools.spec.check_name` and the registry raise on these; lint lists them as
 errors next to every other finding, keeps the first of two clashing tools and maps invalid names
@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from tooltray.memory.retrieval.twins import distinct
 from tooltray.tools.errors import ToolSpecError, shown
 from tooltray.tools.finding import Finding
-from tooltray.tools.names import match_key, sanitize_name
-from tooltray.tools.spec import ToolSpec, check_name
+from tooltray.tools.names import clash_key, sanitize_name
+from tooltray.tools.spec import MAX_BUNDLE, ToolSpec, check_bundle, check_name
 
 KIND = "name"
 
@@ -40,9 +40,19 @@ def checked_name(raw: str, what: str, found: list[Finding]) -> str:
     return fixed
 
 
+def checked_bundle(raw: str, found: list[Finding]) -> str:
+    """``raw`` as written when it is one line of text; else collapsed onto one, with an error."""
+    try:
+        return check_bundle(raw)
+    except ToolSpecError as exc:
+        fixed = " ".join(raw.split())[:MAX_BUNDLE] or "_"
+        found.append(Finding(KIND, "error", (fixed,), str(exc), f"rename it, e.g. to {fixed!r}"))
+        return fixed
+
+
 def clash(name: str, first: str) -> Finding:
     """The error for ``name`` clashing with the earlier ``first``."""
-    same = "the same name" if name == first else "the same name once MCP/server prefixes go"
+    same = "the same name" if name == first else "the same name once an mcp__ prefix goes"
     return Finding(
         KIND,
         "error",
@@ -55,7 +65,7 @@ def clash(name: str, first: str) -> Finding:
 def dedupe(tools: Sequence[ToolSpec]) -> tuple[list[ToolSpec], list[Finding]]:
     """The tools without later clashes (same name or prefix-stripped key), and the errors."""
     kept = distinct(tools)
-    owners = {match_key(spec.name): spec.name for spec in kept}
+    owners = {clash_key(spec.name): spec.name for spec in kept}
     kept_ids = {id(spec) for spec in kept}
     dropped = [spec for spec in tools if id(spec) not in kept_ids]
-    return kept, [clash(spec.name, owners[match_key(spec.name)]) for spec in dropped]
+    return kept, [clash(spec.name, owners[clash_key(spec.name)]) for spec in dropped]

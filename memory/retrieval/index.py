@@ -20,6 +20,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from tooltray.memory.embedders.background import VectorJob, as_cached
 from tooltray.memory.embedders.base import CachedEmbedder, EmbeddingCache, Progress
 from tooltray.memory.retrieval.scoring import (
     DEFAULT_MODE,
@@ -237,9 +238,14 @@ class ToolIndex:
         progress: ``progress(done, total)`` while documents are embedded.
         strict: raise EmbedderError instead of degrading to lexical search.
         query_mode: how ``picks`` turns a list of user messages into a query.
+        background: vectors missing from the memo and cache are computed by a
+            :class:`~tooltray.memory.embedders.background.VectorJob`; search is lexical until
+            they are ready (:meth:`wait_for_vectors` blocks for them).
 
     Attributes:
         degraded: why search is lexical-only although an embedder was given, else ``None``.
+        vectors: the document vectors once computed (kept when search degrades to lexical).
+        job: the background job computing them, if one was started.
     """
 
     def __init__(
@@ -251,6 +257,7 @@ class ToolIndex:
         progress: Progress | None = None,
         strict: bool = False,
         query_mode: str = DEFAULT_MODE,
+        background: bool = False,
     ) -> None:
         self.specs = list(specs)
         self.names = [s.name for s in self.specs]
@@ -265,8 +272,36 @@ class ToolIndex:
         self.bundles = Bundles([s.bundle for s in self.specs])
         self.ties = TieBreak(self.specs)
         self.doc_vectors: NDArray[np.float32] | None = None
-        if self.embedder is not None:
-            self.doc_vectors = self._embed_docs([doc_text(s) for s in self.specs], progress)
+        self.vectors: NDArray[np.float32] | None = None
+        self.job: VectorJob | None = None
+        if self.embedder is None:
+            return
+        texts = [doc_text(s) for s in self.specs]
+        if background:
+            self._embed_later(texts)
+        else:
+            self.doc_vectors = self.vectors = self._embed_docs(texts, progress)
+
+    def _embed_later(self, texts: list[str]) -> None:
+        """Known vectors at once; unknown ones from a background job, lexical meanwhile."""
+        self.embedder = as_cached(self.embedder)
+        known = self.embedder.lookup_all(texts)
+        if known is not None:
+            self.doc_vectors = self.vectors = known
+        else:
+            self.job = VectorJob(self.embedder, texts, self._ready).start()
+
+    def _ready(self, vectors: Any) -> None:
+        self.vectors = np.asarray(vectors, np.float32)
+        if self.degraded is None:
+            self.doc_vectors = self.vectors
+
+    def wait_for_vectors(self, timeout: float | None = None) -> bool:
+        """Block until the document vectors are ready (batch users, benches); True when dense
+        scores are available, False on timeout, failure or a lexical-only index."""
+        if self.job is not None:
+            self.job.wait(timeout)
+        return self.dense_ready
 
     def _fail(self, exc: EmbedderError) -> None:
         if self.strict:

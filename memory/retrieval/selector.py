@@ -30,6 +30,7 @@ from tooltray.memory.embedders import (
     Progress,
     default_embedder,
 )
+from tooltray.memory.embedders.filecache import shared
 from tooltray.memory.retrieval import Hit, Query, ToolIndex, doc_text
 from tooltray.memory.retrieval.index import Bundles, choose, mates
 from tooltray.memory.retrieval.scoring import Candidate, Scored, zscores
@@ -426,6 +427,7 @@ class IndexSelector:
 
     def _revive(self) -> bool:
         """Give the index its document vectors back; False for a lexical-only index."""
+        self._docs = self._docs if self._docs is not None else self.index.vectors
         if self._docs is None and self.index.degraded is not None and self.embedder is not None:
             texts = [doc_text(s) for s in self.index.specs]
             self._docs = np.asarray(self.embedder.embed(texts, "document"), np.float32)
@@ -500,8 +502,9 @@ class IndexSelector:
 
     def _message(self, text: str) -> Part:
         """One user message's scores and whole-message vector (cached by text)."""
-        if text in self._messages and self.index.doc_vectors is not None:
-            return self._messages[text]
+        known = self._messages.get(text)
+        if known is not None and self.index.doc_vectors is not None and known[2] is not None:
+            return known  # a message scored lexically is scored again once vectors join
         query = Query(text)
         vectors = self._vector(query)
         scored, _ = self.index.score(query, "hybrid", vectors)
@@ -684,7 +687,8 @@ def make_embedder(settings: Settings, store: EmbeddingCache | None) -> Embedder:
         inner = OpenAIEmbedder(base_url=str(settings.embed_base_url), model=settings.embed_model)
     else:
         inner = default_embedder()
-    return CachedEmbedder(inner, store) if store is not None else inner
+    cache = shared(store)  # the store, then the machine's vector file (TOOLTRAY_CACHE)
+    return CachedEmbedder(inner, cache) if cache is not None else inner
 
 
 def build_selector(
@@ -695,8 +699,9 @@ def build_selector(
 ) -> IndexSelector:
     """Embed the catalog (cached) and build the hybrid index; raises EmbedderError when down."""
     embedder = make_embedder(settings, store)
-    index = ToolIndex(list(specs), embedder, progress=progress, strict=True)
-    return IndexSelector(index, embedder, settings)
+    later = settings.embed_catalog == "background"
+    index = ToolIndex(list(specs), embedder, progress=progress, strict=True, background=later)
+    return IndexSelector(index, index.embedder, settings)
 
 
 def lexical_selector(specs: Sequence[ToolSpec], settings: Settings) -> IndexSelector:

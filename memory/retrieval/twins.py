@@ -38,7 +38,7 @@ from tooltray.memory.tuning import (
     TWIN_STRONG_Z,
 )
 from tooltray.tools.finding import Finding, Severity
-from tooltray.tools.names import match_key
+from tooltray.tools.names import clash_key
 from tooltray.tools.render import bundle_spans, strip_spans
 from tooltray.tools.spec import ToolSpec
 
@@ -198,12 +198,12 @@ def ranker(tools: Sequence[ToolSpec], vectors: Matrix, embedder: Any) -> Ranker:
 
 
 def distinct(tools: Sequence[ToolSpec]) -> list[ToolSpec]:
-    """The tools without any later one whose match key (name without prefix) an earlier has."""
+    """The tools without any later one the registry would refuse as a clash (its clash key)."""
     owners: set[str] = set()
     kept = []
     for spec in tools:
-        if match_key(spec.name) not in owners:
-            owners.add(match_key(spec.name))
+        if clash_key(spec.name) not in owners:
+            owners.add(clash_key(spec.name))
             kept.append(spec)
     return kept
 

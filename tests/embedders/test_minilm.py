@@ -63,3 +63,14 @@ def test_the_digest_is_checked_once_per_process(tmp_path: Path) -> None:
     other.write_bytes(b"changed later")
     with pytest.raises(EmbedderError):
         verify_model(other, digest)
+
+
+def test_batches_bound_padded_tokens_and_keep_every_text() -> None:
+    from tooltray.memory.embedders.minilm import BATCH, MAX_TOKENS, TOKEN_BUDGET, batches
+
+    chars = [10] * 100 + [2000] * 40  # short texts, then ones cut at 256 tokens
+    cut = batches(range(len(chars)), chars)
+    assert sorted(i for chunk in cut for i in chunk) == list(range(len(chars)))
+    assert max(len(chunk) for chunk in cut) == BATCH  # short texts still go 64 at a time
+    long = [chunk for chunk in cut if chars[chunk[0]] == 2000]
+    assert all(len(chunk) * MAX_TOKENS <= TOKEN_BUDGET for chunk in long)

@@ -66,8 +66,8 @@ def test_prefix_always_and_a_server_that_changes_its_tools() -> None:
         ({"mcpServers": {"a": {"command": "x", "url": "http://h/mcp"}}}, "exactly one of"),
         ({"mcpServers": {"a": {"command": "x", "argz": []}}}, "unknown keys ['argz']"),
         ({"mcpServers": {"a": {"command": "x", "args": "-v"}}}, "list of strings"),
-        ({"mcpServers": {"a b": {"command": "x"}}}, "[a-zA-Z0-9_.-]"),
-        ({**config(prefixFormat="{server}__{tool}")}, "use '{server}_{tool}'"),
+        ({"mcpServers": {"a\nb": {"command": "x"}}}, "one line"),
+        ({**config(prefixFormat="{server}-tool")}, "must contain {server} and {tool}"),
         ({**config(prefix="sometimes")}, "'clash', 'always' or 'never'"),
         ({**config(reveal="append")}, "'reveal' must be 'list' or 'bridge'"),
     ],
@@ -103,3 +103,9 @@ def test_the_readme_sample_config_is_valid() -> None:
     assert [s.name for s in parsed.servers] == ["time", "git", "docs"]
     assert parsed.servers[0].always_load and parsed.servers[2].url is not None
     assert parsed.reveal == "list" and parse_config(config(reveal="bridge")).reveal == "bridge"
+
+
+def test_a_server_named_as_written_is_its_bundle_and_prefixes_sanitised() -> None:
+    parsed = parse_config({"mcpServers": {"Ant Design Components": {"command": "x"}}}, "s.json")
+    assert parsed.servers[0].name == "Ant Design Components"
+    assert parsed.exposed_name("Ant Design Components", "button") == "Ant_Design_Components_button"

@@ -14,7 +14,7 @@ from tooltray.tools.importers.catalog import load_catalog
 
 ROWS = [
     {"name": "read file", "description": "Read a text file.", "group": "my files"},
-    {"name": "write_file", "description": "Write a text file.", "group": "my files"},
+    {"name": "disk__write_file", "description": "Write a text file.", "group": "my files"},
     {"name": "mcp__disk__write_file", "description": "Write bytes to disk.", "group": None},
     {"name": "search", "description": "Search the web.", "parameters": {"type": "string"}},
 ]
@@ -25,13 +25,13 @@ def test_strict_loading_refuses_what_lint_reads(tmp_path: Path, write: Any) -> N
     with pytest.raises(ToolSpecError):
         load_catalog(path)
     loaded = load_lenient(path)
-    assert [t.name for t in loaded.tools] == ["read_file", "write_file", "search"]
+    assert [t.name for t in loaded.tools] == ["read_file", "disk__write_file", "search"]
+    assert [b.name for b in loaded.bundles] == ["my files"]  # a bundle name as written
     kinds = [(f.kind, f.tools) for f in loaded.findings]
     assert kinds == [
         ("name", ("read_file",)),
-        ("name", ("my_files",)),  # the bad group is reported once, not per member
         ("schema", ("search",)),
-        ("name", ("mcp__disk__write_file", "write_file")),
+        ("name", ("mcp__disk__write_file", "disk__write_file")),
     ]
     assert all(f.severity == "error" for f in loaded.findings)
     assert "rename it, e.g. to 'read_file'" in loaded.findings[0].fix

@@ -32,7 +32,7 @@ from tooltray.tools.demo import demo_registry
 from tooltray.tools.errors import DuplicateToolError, ToolSpecError, TooltrayError
 from tooltray.tools.importers.mcp import from_mcp
 from tooltray.tools.importers.openai import from_openai
-from tooltray.tools.names import match_key
+from tooltray.tools.names import clash_key
 from tooltray.tools.registry import ToolRegistry
 from tooltray.tools.render import count_tokens, render
 from tooltray.tools.spec import ToolSpec
@@ -513,7 +513,9 @@ def test_registrations_never_shadow_a_tool(ops: list[tuple[str, str]]) -> None:
         except TooltrayError as exc:
             assert str(exc)
             assert [s.name for s in registry.allowed()] == before
-        keys = [match_key(s.name) for s in registry.all_tools()]
-        assert len(keys) == len(set(keys)), "two tools answer to one name"
+        keys = [clash_key(s.name) for s in registry.all_tools()]
+        assert len(keys) == len(set(keys)), "one tool registered twice"
+        for spec in registry.allowed():  # each answers to its own name, shadowed by none
+            assert registry.resolve(spec.name).name == spec.name
         assert registry.get("web_search") is not None
     count("registrations", "a duplicate refused" if refused else "no clash")

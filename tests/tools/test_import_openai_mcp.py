@@ -12,6 +12,7 @@ from tooltray.tools.importers.mcp import from_mcp, from_mcp_list
 from tooltray.tools.importers.openai import from_openai
 from tooltray.tools.registry import ToolRegistry
 from tooltray.tools.render import openai_chat_tool, openai_responses_tool
+from tooltray.tools.sources.mcp import server_name
 
 PARAMS = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
 FN = {"name": "search", "description": "Search things.", "parameters": PARAMS}
@@ -84,6 +85,13 @@ def test_mcp_dict_and_server_bundle() -> None:
     assert prefixed.name == "mcp__github__create_issue"
 
 
+def test_a_server_named_as_its_authors_name_it_is_its_bundle() -> None:
+    spec = from_mcp(MCP_DICT, server="Ant Design Components", prefix=True)
+    assert spec.bundle == "Ant Design Components"  # shown as written in the menu
+    assert spec.name == "mcp__Ant_Design_Components__create_issue"  # a name needs the pattern
+    assert server_name("  Ant Design\tComponents ") == "Ant Design Components"
+
+
 def test_mcp_types_tool_object() -> None:
     wire = {
         "name": "read_file",
@@ -107,7 +115,7 @@ def test_mcp_types_tool_object() -> None:
     ("tool", "kw", "fragment"),
     [
         ({"name": "x", "description": "d"}, {}, "missing 'inputSchema'"),
-        (MCP_DICT, {"server": "bad server"}, "Invalid MCP server (bundle) name"),
+        (MCP_DICT, {"server": "bad\nserver"}, "Invalid MCP server (bundle) name"),
         (MCP_DICT, {"prefix": True}, "prefix=True needs server"),
         ({**MCP_DICT, "inputSchema": {"type": "string"}}, {}, "must have type 'object'"),
         ({**MCP_DICT, "weird": 1}, {}, "unknown keys ['weird']"),

@@ -50,14 +50,23 @@ def test_clash_across_layers_raises(registry: ToolRegistry) -> None:
     assert len(registry.instance) == 0
 
 
-def test_clash_after_prefix_stripping_raises(registry: ToolRegistry) -> None:
-    with pytest.raises(DuplicateToolError, match="prefixes are stripped"):
-        registry.register(spec("mcp__fs__read_file"))
-    registry.register(spec("mcp__gh__search"))
+def test_clash_after_mcp_prefix_stripping_raises(registry: ToolRegistry) -> None:
+    registry.register(spec("gh__search"))
+    with pytest.raises(DuplicateToolError, match="mcp__ prefix is stripped"):
+        registry.register(spec("mcp__gh__search"))
     with pytest.raises(DuplicateToolError):
-        registry.register(spec("gl__search"))
-    with pytest.raises(DuplicateToolError):
-        ToolLayer("catalog", [spec("a__x"), spec("b__x")])
+        ToolLayer("catalog", [spec("mcp__a__x"), spec("a__x")])
+
+
+def test_two_servers_tools_of_one_name_load_and_resolve() -> None:
+    registry = ToolRegistry([spec("alpha__search", "alpha"), spec("beta__search", "beta")])
+    assert [s.name for s in registry.allowed()] == ["alpha__search", "beta__search"]
+    assert registry.resolve("mcp__beta__search").name == "beta__search"
+    with pytest.raises(UnknownToolError) as err:  # two tools answer to "search": ask which
+        registry.resolve("search")
+    assert err.value.candidates[:2] == ["alpha__search", "beta__search"]
+    alone = ToolRegistry([spec("alpha__search"), spec("read")])
+    assert alone.resolve("search").name == "alpha__search"  # one owner: resolved as before
 
 
 def test_shared_catalog_growing_into_a_clash_fails_loudly() -> None:

@@ -24,7 +24,7 @@ from typing import Any
 from tooltray.tools.errors import DuplicateToolError, ToolSpecError, TooltrayError, shown
 from tooltray.tools.importers.mcp import from_mcp
 from tooltray.tools.importers.openai import from_openai
-from tooltray.tools.names import match_key
+from tooltray.tools.names import clash_key
 from tooltray.tools.spec import ToolSpec
 
 _ANTHROPIC_OPTIONS = ("cache_control", "type")
@@ -79,7 +79,7 @@ def read_tool_array(file: Path, items: list[Any], source: str) -> list[ToolSpec]
             spec = spec_of(item, source)
         except TooltrayError as exc:
             raise ToolSpecError(f"{file} item {number}: {str(exc).rstrip('.')}.") from None
-        first = seen.setdefault(match_key(spec.name), number)
+        first = seen.setdefault(clash_key(spec.name), number)
         if first != number:
             raise DuplicateToolError(
                 f"{file} item {number} (tool {spec.name!r}): the name clashes with item {first}; "

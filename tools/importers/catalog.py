@@ -38,8 +38,8 @@ from tooltray.tools.errors import DuplicateToolError, ToolSpecError, shown
 from tooltray.tools.grouping import grouped
 from tooltray.tools.importers.arrays import read_tool_array, tool_array
 from tooltray.tools.importers.build import make_spec
-from tooltray.tools.names import META_NAMES, match_key, sanitize_name
-from tooltray.tools.spec import Bundle, ToolSpec, check_name
+from tooltray.tools.names import META_NAMES, clash_key, sanitize_name
+from tooltray.tools.spec import MAX_BUNDLE, Bundle, ToolSpec, check_bundle, check_name
 
 FIELDS = frozenset(
     {"name", "description", "parameters", "group", "bundle", "bundle_description", "tags"}
@@ -61,7 +61,7 @@ class Catalog:
         tools: the specs, in file order.
         bundles: one per group, in order of first member, with descriptions when given.
         renamed: sanitised tool name -> original name (only with ``sanitize=True``).
-        renamed_bundles: sanitised group name -> original group name.
+        renamed_bundles: group name with its whitespace collapsed -> original (``sanitize=True``).
         path: the file read.
         inferred: the file was a tools array without bundles, so they were inferred from the names
             (:mod:`tooltray.tools.grouping`); ``explain`` says so.
@@ -126,6 +126,20 @@ class _Reader:
             del names[new]
         return new
 
+    def group(self, raw: Any, line: int) -> str:
+        """A group (bundle) name as written: any one line of text (``check_bundle``)."""
+        if not isinstance(raw, str):
+            raise ToolSpecError(f"{self.where(line)}: 'group' must be a string, got {shown(raw)}.")
+        clean = " ".join(raw.split())[:MAX_BUNDLE].rstrip() if self.sanitize else raw
+        try:
+            check_bundle(clean or raw, "group")
+        except ToolSpecError as exc:
+            fix = "" if self.sanitize else " Or load with sanitize=True (--sanitize)."
+            raise ToolSpecError(f"{self.where(line)}: {exc}{fix}") from None
+        if clean != raw:
+            self.out.renamed_bundles[clean] = raw
+        return clean
+
     def parse(self, text: str, line: int) -> dict[str, Any]:
         try:
             row = json.loads(text)
@@ -155,7 +169,7 @@ class _Reader:
         raw_group = row.get("group", row.get("bundle"))
         group = None
         if raw_group is not None:
-            group = self.rename(raw_group, line, "group", self.out.renamed_bundles)
+            group = self.group(raw_group, line)
         self.check_unique(name, row.get("name"), line)
         self.check_fields(name, row, line)
         extra = {k: row[k] for k in ("tags", "priority", "pinned") if k in row}
@@ -195,13 +209,13 @@ class _Reader:
             )
 
     def check_unique(self, name: str, raw: Any, line: int) -> None:
-        first = self.lines.get(name) or self.keys.get(match_key(name))
+        first = self.lines.get(name) or self.keys.get(clash_key(name))
         if first is not None:
             raise DuplicateToolError(
                 f"{self.where(line, raw)}: the name clashes with the tool on line {first} "
-                "(same name, or the same once MCP/server prefixes are stripped); rename one."
+                "(same name, or the same once an mcp__ prefix is stripped); rename one."
             )
-        self.lines[name] = self.keys[match_key(name)] = line
+        self.lines[name] = self.keys[clash_key(name)] = line
 
     def describe(self, group: str, text: Any, origin: str) -> None:
         if not isinstance(text, str):

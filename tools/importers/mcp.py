@@ -12,7 +12,8 @@ from typing import Any
 
 from tooltray.tools.errors import ToolSpecError, shown
 from tooltray.tools.importers.openai import spec_from_fields
-from tooltray.tools.spec import ToolSpec, check_name
+from tooltray.tools.names import sanitize_name
+from tooltray.tools.spec import ToolSpec, check_bundle
 
 # MCP fields that describe display or behaviour, not the call; accepted and not rendered.
 _MCP_EXTRA = frozenset(
@@ -59,11 +60,11 @@ def from_mcp(
     schema, alt = fields.pop("inputSchema", None), fields.pop("input_schema", None)
     fields["parameters"] = schema if schema is not None else alt
     if server is not None:
-        check_name(server, "MCP server (bundle)")
+        check_bundle(server, "MCP server (bundle)")
     if prefix:
         if server is None:
             raise ToolSpecError(f"{label}: prefix=True needs server='...'.")
-        fields["name"] = f"mcp__{server}__{fields.get('name')}"
+        fields["name"] = f"mcp__{sanitize_name(server)}__{fields.get('name')}"
     origin = source or (f"mcp:{server}" if server else "mcp")
     return spec_from_fields(fields, label, _KEYS, bundle=server, source=origin)
 

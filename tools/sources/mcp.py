@@ -13,7 +13,6 @@ Example:
 from __future__ import annotations
 
 import os
-import re
 import shlex
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -23,7 +22,7 @@ from typing import IO, Any
 from tooltray.tools.errors import MCPSourceError, MCPToolError
 from tooltray.tools.importers.mcp import from_mcp
 from tooltray.tools.registry import ToolRegistry
-from tooltray.tools.spec import ToolSpec
+from tooltray.tools.spec import MAX_BUNDLE, ToolSpec
 
 
 def _mcp() -> Any:
@@ -73,9 +72,9 @@ def _stderr() -> IO[str]:
 
 
 def server_name(raw: str) -> str:
-    """A valid bundle name from a server's self-reported name (``my server`` -> ``my_server``)."""
-    cleaned = re.sub(r"[^a-zA-Z0-9_.-]+", "_", raw.strip()).strip("_")
-    return cleaned[:64] or "mcp"
+    """The bundle name of a server's self-reported name, as written on one line (``Ant Design
+    Components`` stays so); tool-name prefixes sanitise it where they use it."""
+    return " ".join(raw.split())[:MAX_BUNDLE] or "mcp"
 
 
 class MCPSource:
