@@ -4,10 +4,14 @@
 
 1. ``--refresh`` re-dumps every server of ``bench/data/mcp/registry.jsonl``
    (``bench/mcp_servers.py``); otherwise the cached ``bench/data/mcp/servers/*.json`` are read.
-2. ``--sources DIR`` re-extracts the tasks from the public task files in DIR (MCPVerse
-   ``mcpverse_time_invariant_v1.1.csv``, MCP-Atlas ``sample_tasks.csv``, MCP-Bench
-   ``mcpbench_tasks_*_runner_format.json``); otherwise ``bench/data/mcp/tasks.jsonl`` is read.
-   A task is kept only when every tool it needs maps to a dumped tool.
+2. ``--sources DIR`` re-extracts the tasks from copies of the public task files in DIR, named
+   ``mcpverse_tasks.csv`` (MCPVerse ``mcpverse/data/mcpverse_time_invariant_v1.1.csv``),
+   ``atlas_sample_tasks.csv`` and ``atlas_servers.json`` (MCP-Atlas
+   ``services/mcp_eval/sample_tasks.csv`` at c64799a's parent and
+   ``services/agent-environment/src/agent_environment/mcp_server_template.json``) and
+   ``mcpbench_mcpbench_tasks_*.json`` (MCP-Bench ``tasks/*_runner_format.json``); otherwise
+   ``bench/data/mcp/tasks.jsonl`` is read. A task is kept only when every tool it needs maps to a
+   dumped tool.
 3. Writes ``OUT/mcp20``, ``OUT/mcp70``, ``OUT/mcp300`` (default ``bench/data/mcp/corpus``) in the
    shared format: ``tools.jsonl`` (``name`` = ``<server>_<tool>``, ``group`` = server),
    ``queries.dev.jsonl`` (one conversation per task, gold = the tools it needs), ``searches.jsonl``

@@ -1,6 +1,6 @@
 """Suite ``mcp_search``: after a model-written ``load_tools({"query": ...})``, is the tool loaded?
 
-``python bench/run.py mcp_search --data bench/data/mcp/corpus [--corpus mcp20 ...] [--quick]``.
+``python bench/run.py mcp_search --data bench/data/mcp/corpus [--corpus mcp20 ...] [--sample N]``.
 Each row of a corpus's ``searches.jsonl`` (``bench/mcp_queries.py``: one search per needed tool
 and query shape) is sent through the trinket's public API on a store holding only the catalog's
 embeddings, and the needed tool is looked for in ``trinket.loaded(session)``:
@@ -32,7 +32,7 @@ from rich.table import Table  # noqa: E402
 from session import base_settings, open_trinket  # noqa: E402
 
 from tooltray.memory.metatools.meta_tools import LOAD_TOOLS  # noqa: E402
-from tooltray.tools.render import count_tokens, render  # noqa: E402
+from tooltray.tools.render import count_tokens  # noqa: E402
 
 CORPORA = ("mcp20", "mcp70", "mcp300")
 QUICK = 40
@@ -45,11 +45,12 @@ def read_searches(data: Path, corpus: str) -> list[dict[str, Any]]:
 
 
 def fixed_part(trinket: Any, path: str) -> dict[str, int]:
-    """Tokens paid on every call: the bundle menu and the meta-tools (native path) definitions."""
+    """Tokens paid on every call: the bundle menu and the meta-tools the view leads with, as the
+    planner prices them (``Planner._fixed``: what selection shows whatever it picks)."""
     menu = trinket.planner.menu()
-    meta = render(path, trinket.meta_tools())
-    out = {"menu": count_tokens(menu).n, "meta_tools": count_tokens(meta).n}
-    return {**out, "total": out["menu"] + out["meta_tools"]}
+    total = int(trinket.planner._fixed(menu))
+    out = {"menu": count_tokens(menu).n, "total": total}
+    return {**out, "meta_tools": total - out["menu"], "eager": trinket.planner.eager_tokens()}
 
 
 def run_search(trinket: Any, sid: str, row: dict[str, Any], messages: Any) -> bool:
@@ -60,13 +61,15 @@ def run_search(trinket: Any, sid: str, row: dict[str, Any], messages: Any) -> bo
     return str(row["tool"]) in trinket.loaded(sid)
 
 
-def measure(data: Path, corpus: str, path: str, quick: bool) -> dict[str, Any]:
+def measure(data: Path, corpus: str, path: str, quick: bool, sample: int = 0) -> dict[str, Any]:
     """Both modes for every search of ``corpus`` on ``path``; shares by shape."""
     registry, names = load_registry(data, corpus)
     turns = {
         f"{c.id}_t{t.number}": t for c in load_conversations(data, corpus, names) for t in c.turns
     }
-    searches = read_searches(data, corpus)[: QUICK if quick else None]
+    searches = read_searches(data, corpus)
+    step = max(1, len(searches) // sample) if sample else 1
+    searches = searches[::step][: QUICK if quick else sample or None]
     hits: dict[str, dict[str, list[bool]]] = {
         "cold": defaultdict(list),
         "in_turn": defaultdict(list),
@@ -115,7 +118,7 @@ def run_args(data_dir: Path, out_dir: Path, opts: argparse.Namespace) -> dict[st
     results = {}
     for corpus in opts.corpus or CORPORA:
         for path in opts.paths or ["openai", "text"]:
-            results[f"{corpus}/{path}"] = measure(data_dir, corpus, path, opts.quick)
+            results[f"{corpus}/{path}"] = measure(data_dir, corpus, path, opts.quick, opts.sample)
     Console(width=170).print(_table(results))
     return {"runs": results}
 
@@ -124,3 +127,4 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """This suite's flags, for ``bench/run.py``."""
     parser.add_argument("--corpus", action="append", help="corpus folder name (repeatable)")
     parser.add_argument("--path", dest="paths", action="append", choices=("openai", "text"))
+    parser.add_argument("--sample", type=int, default=0, help="every n-th search, this many")
