@@ -114,9 +114,15 @@ def accept(tools: tuple[str, ...], db: str | None) -> None:
     """Accept upstream tools held back because their description or schema changed
     (all of them without arguments); the gateway serves them from its next start."""
     from tooltray.memory.gateway.state import GatewayState, state_path
+    from tooltray.memory.store.probe import no_database
+    from tooltray.memory.store.url import resolve_url
+    from tooltray.memory.store.versions import checked_probe
 
     settings = Settings(db=db) if db else Settings()
-    state = GatewayState(state_path(settings))
+    path, url = state_path(settings), resolve_url(settings.db)
+    if checked_probe(url).kind == "empty":  # the gateway's store: a typo is no "none held"
+        raise no_database(url)
+    state = GatewayState(path)
     wanted = list(tools) or sorted(state.pending)
     unknown = [t for t in wanted if t not in state.pending]
     if unknown:
@@ -125,7 +131,8 @@ def accept(tools: tuple[str, ...], db: str | None) -> None:
     for key in wanted:
         state.put("tools", key, state.pending[key])
         state.drop("pending", key)
-    state.save()
+    if wanted:  # nothing accepted: no file written
+        state.save()
     for key in wanted:
         click.echo(f"accepted {key}")
     if not wanted:

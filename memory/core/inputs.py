@@ -45,8 +45,8 @@ def session_id(value: object) -> str:
 
 
 def messages(value: object) -> list[dict[str, Any]]:
-    """``value`` as a list of message dicts, each with a string ``role``; text that no encoder
-    takes (lone surrogates, NUL) is replaced in copies, the caller's messages are unchanged.
+    """``value`` as a list of message dicts, each with a string ``role`` (or ``type``); text that
+    no encoder takes (lone surrogates, NUL) is replaced in copies; the caller's stay unchanged.
 
     Raises:
         InputError: not a sequence (a string counts as none), or an item without a role.
@@ -60,10 +60,14 @@ def messages(value: object) -> list[dict[str, Any]]:
 
 
 def _message(message: object, index: int) -> dict[str, Any]:
-    if not isinstance(message, Mapping) or not isinstance(message.get("role"), str):
+    """One message: a dict with a string ``role``, or an OpenAI Responses input item (a string
+    ``type``: ``function_call``, ``function_call_output``, ... carry no role)."""
+    if not isinstance(message, Mapping) or not isinstance(
+        message.get("role", message.get("type")), str
+    ):
         raise InputError(
-            f"message {index} must be a dict with a string 'role', got {shown(message, 60)}: "
-            'pass messages like {"role": "user", "content": "..."}'
+            f"message {index} must be a dict with a string 'role' (or a Responses item's 'type'),"
+            f' got {shown(message, 60)}: pass messages like {{"role": "user", "content": "..."}}'
         )
     if all(isinstance(v, str) and not has_bad_text(v) for v in message.values()):
         return message if isinstance(message, dict) else dict(message)

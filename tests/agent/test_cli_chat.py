@@ -147,20 +147,21 @@ def test_mcp_prefix_names_the_servers_tools_by_server(
 def test_mcp_prefix_keeps_both_sides_of_a_clash(
     server: ScriptedServer, db_url: str, tmp_path: Path, env: dict[str, str]
 ) -> None:
-    """The catalog's reverse_text stays; the server's is callable as mathtext_reverse_text."""
+    """The catalog's reverse_text stays; the server's is callable by its prefixed name (two
+    servers' ``server__tool`` names no longer clash once the prefix is kept)."""
     script = tmp_path / "s.txt"
     script.write_text("Reverse the word tooltray.\n")
-    server.extend([call("mathtext_reverse_text", {"text": "tooltray"}), say("yartloot")])
+    server.extend([call("mcp__mathtext__reverse_text", {"text": "tooltray"}), say("yartloot")])
     mcp = f"{sys.executable} {MCP_SERVER}"
     args = ["chat", "--base-url", server.base_url, "--model", "m", "--db", db_url, "--catalog"]
     args += [str(_clashing_catalog(tmp_path)), "--script", str(script), "--mcp", mcp]
     out = CliRunner().invoke(cli, [*args, "--mcp-prefix", "--format", "json"], env=env)
     assert out.exit_code == 0, out.output
     record = json.loads(out.output.splitlines()[-1])
-    assert record["calls"][0]["tool"] == "mathtext_reverse_text"
+    assert record["calls"][0]["tool"] == "mcp__mathtext__reverse_text"
     assert record["calls"][0]["result"] == "yartloot"  # the server ran it
     offered = server.tool_names(0)
-    assert "reverse_text" in offered and "mathtext_reverse_text" in offered
+    assert "reverse_text" in offered and "mcp__mathtext__reverse_text" in offered
 
 
 def test_a_command_that_is_not_an_mcp_server_is_one_line(
