@@ -217,9 +217,8 @@ def _start(
 
 
 def _clash_names(registry: ToolRegistry, source: MCPSource) -> dict[str, str]:
-    """With ``--mcp-prefix``: ``<server>_<tool>`` for each server tool a registry tool clashes
-    with. ``mcp__git__git_status`` and the demo catalog's ``git_status`` resolve as one tool,
-    so the prefix alone could not keep both; this name is not stripped, so both stay callable.
+    """With ``--mcp-prefix``: ``<server>_<tool>`` for each server tool a registry tool still
+    clashes with (the same name once an ``mcp__`` wrapper is stripped), so both stay callable.
     """
     from tooltray.tools.names import match_key
 
@@ -231,11 +230,9 @@ def _clash_names(registry: ToolRegistry, source: MCPSource) -> dict[str, str]:
 
 
 def _make_room(registry: ToolRegistry, names: Sequence[str]) -> None:
-    """Remove the tools ``names`` would clash with (also once prefixes are stripped).
-
-    The registry resolves ``mcp__git__git_status`` and ``git_status`` as one tool, so a prefix
-    alone cannot keep a catalog's stand-in beside the server's real tool: the server's wins.
-    This registry is this process's own, so its catalog layer may be edited.
+    """Remove the tools ``names`` would clash with (also once an ``mcp__`` wrapper is stripped):
+    with ``--mcp-replace`` the server's tool wins over a catalog's stand-in. This registry is
+    this process's own, so its catalog layer may be edited.
     """
     for name in names:
         for layer in (registry.catalog, registry.instance):

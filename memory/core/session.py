@@ -94,7 +94,6 @@ class SessionState:
             decided (``selected`` or ``all``) is stored in the snapshot's meta instead.
         fallback_turn: the turn a ``fallback`` is active for, if any.
         pending: changes the store could not take yet, replayed in order when it is back.
-        deferred: tool-used changes applied here and stored with the next commit.
         prefix_hash: hash of the last prompt prefix handed out.
         recorded_turn: the last turn whose prefix hash is in the ``turns`` table.
         recorded_count: the loaded count that row holds (revealed tools change it mid-turn
@@ -117,7 +116,6 @@ class SessionState:
     health: Health = "ok"
     fallback_turn: int | None = None
     pending: list[Changes] = field(default_factory=list)
-    deferred: Changes | None = None
     prefix_hash: str | None = None
     recorded_turn: int = -1
     recorded_count: int = -1
@@ -283,13 +281,10 @@ class Journal:
             return None
 
     def commit(self, state: SessionState, changes: Changes) -> None:
-        """Apply locally, then store everything not yet stored (deferred uses first), in order.
+        """Apply locally, then store everything not yet stored, in order.
 
         Inside :meth:`call` the change is only staged: the call stores it with the rest.
         """
-        if state.deferred is not None:
-            state.pending.append(state.deferred)
-            state.deferred = None
         if not changes.empty():
             state.snapshot = apply_local(state.snapshot, changes)
             state.pending.append(changes)
@@ -300,9 +295,6 @@ class Journal:
 
     def _store(self, state: SessionState) -> None:
         """Store the pending changes in one transaction; they stay queued when it fails."""
-        if state.deferred is not None:
-            state.pending.append(state.deferred)
-            state.deferred = None
         if not state.pending or (state.unread and not self._reread(state)):
             return
         try:
@@ -338,16 +330,6 @@ class Journal:
                 return None
             state.pending.pop(0)
         return stored
-
-    def defer(self, state: SessionState, changes: Changes) -> None:
-        """Apply tool-used changes now and store them with the next commit (turn end at latest)."""
-        state.snapshot = apply_local(state.snapshot, changes)
-        merged = state.deferred or Changes()
-        merged.loads += changes.loads
-        merged.uses += changes.uses
-        merged.events += changes.events
-        merged.turn = max(merged.turn or 0, changes.turn or 0) or None
-        state.deferred = merged
 
     def unread(self, session_id: str, exc: StoreError) -> SessionState:
         """A session the database cannot be asked about (say, after a restart): all tools for now.
