@@ -145,13 +145,13 @@ class Recorder:
         assert store is not None
         state = rs.session_state(store, self.session)
         out(f"ref {self.step} {rs.digest(state)} {rs.digest(state, core=True)}")
-        if applied and self.waiting and self.trinket.state(self.session).deferred is None:
+        if applied and self.waiting:
             out(f"carry {self.stats.writes} {' '.join(map(str, self.waiting))}")
             self.waiting.clear()
 
     def stepped(self, index: int) -> None:
-        if self.args.reference and self.trinket.state(self.session).deferred is not None:
-            self.waiting.append(index)
+        """Nothing waits for a later write: a tool-used is stored when it is received, so
+        every step is in the reference of the write that acknowledges it."""
 
 
 def run_script(args: argparse.Namespace, stats: Stats) -> None:
