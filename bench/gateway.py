@@ -273,6 +273,22 @@ async def _open_and_close(url: str, count: int, start: int, parallel: int = 2) -
                 tg.start_soon(one, i)
 
 
+def _progress(pid: int, url: str, done: int, sessions: int, started: float) -> int:
+    """Run the sessions after the baseline in steps of :data:`STEP`, printing the resident
+    memory after each (a long run on a loaded machine still leaves its figures); the last."""
+    rss = _rss_kb(pid)
+    while done < sessions:
+        step = min(STEP, sessions - done)
+        anyio.run(_open_and_close, url, step, done)
+        done, rss = done + step, _rss_kb(pid)
+        took = time.perf_counter() - started
+        print(json.dumps({"sessions": done, "rss_kb": rss, "seconds": round(took, 1)}), flush=True)
+    return rss
+
+
+STEP = 500
+
+
 def memory(sessions: int = 5000, baseline: int = 50) -> dict[str, Any]:
     """The gateway's resident memory after ``baseline`` and after ``sessions`` sessions that
     were opened and closed (half named, half not), over streamable HTTP on loopback."""
@@ -300,8 +316,7 @@ def memory(sessions: int = 5000, baseline: int = 50) -> dict[str, Any]:
             started = time.perf_counter()
             anyio.run(_open_and_close, url, baseline, 0)
             after_base = _rss_kb(proc.pid)
-            anyio.run(_open_and_close, url, sessions - baseline, baseline)
-            after_all = _rss_kb(proc.pid)
+            after_all = _progress(proc.pid, url, baseline, sessions, started)
             took = time.perf_counter() - started
         finally:
             proc.terminate()

@@ -170,8 +170,9 @@ def db_current(db: str | None, fmt: str) -> None:
     "max_age",
     type=click.FloatRange(min=0, min_open=True),
     metavar="DAYS",
-    help="Drop sessions idle longer, with their rows and results, and older cached vectors "
-    "(default: the retain_days setting).",
+    help="Drop sessions idle longer, with their rows and results, and the cached vectors no "
+    "index has used as long: those of tools no longer in any catalog built on this store "
+    "(a vector in use stays however old; default: the retain_days setting).",
 )
 @click.option(
     "--max-mb",

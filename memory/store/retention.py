@@ -6,10 +6,12 @@ stored results and cached vectors grew without bound, and the SQLite file never 
 options) now drops, oldest first:
 
 * by age: sessions idle (not written) since the cutoff, with their loaded sets, history, turns
-  and stored results; any other history, turn and result row older than it; cached vectors made
-  before it (a cache: a tool still in a catalog is embedded again on next use);
+  and stored results; any other history, turn and result row older than it; cached vectors no
+  index has looked up since it. A catalog is current while some process builds its index on
+  this store (each build marks its tools' vectors used, at most daily), so this drops exactly
+  the vectors of tools no current catalog has, and keeps a used vector however old it is;
 * by size (SQLite): whole sessions, least recently written first, until the rows fit the limit;
-  then, if they still do not, every cached vector.
+  then, if they still do not, every cached vector (a cache: embedded again on next use).
 
 The learned tables are bounded by their own settings (``learn_max_requests``,
 ``learn_max_pairs``) and kept. Then SQLite gives the space back: ``VACUUM`` and a truncating WAL
@@ -85,7 +87,7 @@ def apply_policy(store: Store, policy: Policy) -> Dropped:
 def _by_age(conn: Connection, before: datetime) -> Dropped:
     idle = select(SESSIONS.c.id).where(SESSIONS.c.updated_at < before)
     out = _drop_sessions(conn, idle, before)
-    stale = EMBEDDINGS.c.created_at < before
+    stale = EMBEDDINGS.c.used_at < before
     out.embeddings = int(conn.execute(delete(EMBEDDINGS).where(stale)).rowcount)
     return out
 

@@ -335,12 +335,33 @@ class Store:
     def get_embeddings(
         self, embedder_id: str, hashes: Sequence[str]
     ) -> dict[str, NDArray[np.float32]]:
-        """Cached vectors of ``embedder_id`` for the given content hashes (missing ones absent)."""
+        """Cached vectors of ``embedder_id`` for the given content hashes (missing ones absent);
+        the ones found are recorded as in use (see :mod:`~tooltray.memory.store.embeddings`)."""
         from tooltray.memory.store.embeddings import read_embeddings
 
-        return self._read(
-            "read cached embeddings", lambda conn: read_embeddings(conn, embedder_id, hashes)
-        )
+        stale: list[str] = []
+
+        def read(conn: Connection) -> dict[str, NDArray[np.float32]]:
+            stale.clear()  # a retried read starts again
+            return read_embeddings(conn, embedder_id, hashes, stale)
+
+        found = self._read("read cached embeddings", read)
+        if stale:
+            self._touch(embedder_id, stale)
+        return found
+
+    def _touch(self, embedder_id: str, hashes: list[str]) -> None:
+        """Record vectors as in use; a store that cannot be written loses only that record
+        (a prune may then drop them, and they are embedded again when next needed)."""
+        from tooltray.memory.store.embeddings import touch_embeddings
+
+        try:
+            self._write(
+                "record cached vectors in use",
+                lambda conn: touch_embeddings(conn, embedder_id, hashes),
+            )
+        except StoreError as exc:
+            log.info("tooltray: %d cached vectors not recorded as in use: %s", len(hashes), exc)
 
     def put_embeddings(self, embedder_id: str, vectors: Mapping[str, NDArray[Any]]) -> None:
         """Cache ``vectors`` (hash -> 1-D vector) as float32; already cached hashes are kept."""

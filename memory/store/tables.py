@@ -193,7 +193,11 @@ class TurnRow(Base):
 
 
 class EmbeddingRow(Base):
-    """A cached embedding: float32 bytes of one text (by content hash) under one embedder."""
+    """A cached embedding: float32 bytes of one text (by content hash) under one embedder.
+
+    ``used_at`` is when an index last looked it up (at most a day stale): retention keeps the
+    vectors of tools some catalog still has, however old, and drops the others.
+    """
 
     __tablename__ = "embeddings"
 
@@ -202,6 +206,7 @@ class EmbeddingRow(Base):
     dim: Mapped[int] = mapped_column(Integer)
     vector: Mapped[bytes] = mapped_column(LargeBinary)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    used_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
 class ResultRow(Base):

@@ -206,3 +206,31 @@ def test_a_header_the_reader_cannot_follow_is_a_lookup_error() -> None:
         "0001",
         None,
     )
+
+
+def test_0005_counts_a_cached_vector_as_used_when_it_was_made(db_url: str) -> None:
+    """Upgrading keeps every vector and gives it ``used_at = created_at`` (NOT NULL)."""
+    _upgrade_to(db_url, "0004")
+    engine = make_engine(db_url)
+    with engine.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO embeddings (embedder_id, content_hash, dim, vector, created_at) "
+                "VALUES ('e', 'h', 1, :v, '2025-03-04 05:06:07+00:00')"
+            ),
+            {"v": b"\x00\x00\x80\x3f"},
+        )
+    engine.dispose()
+    _upgrade_to(db_url, "0005")
+    with Store(db_url) as store, store.engine.connect() as conn:
+        row = conn.execute(text("SELECT created_at, used_at FROM embeddings")).one()
+        assert row[1] is not None and str(row[0]) == str(row[1])
+        assert list(store.get_embeddings("e", ["h"])) == ["h"]
+    engine = make_engine(db_url)
+    try:
+        with engine.begin() as conn:
+            command.downgrade(alembic_config(db_url, conn), "0004")
+            columns = {c["name"] for c in inspect(conn).get_columns("embeddings")}
+    finally:
+        engine.dispose()
+    assert "used_at" not in columns and "created_at" in columns

@@ -14,10 +14,15 @@ from click.testing import CliRunner, Result
 from sqlalchemy import text
 
 from tooltray.memory.cli.main import cli
+from tooltray.memory.embedders import clear_memo, default_embedder
+from tooltray.memory.embedders.base import text_hash
+from tooltray.memory.retrieval.index import ToolIndex
+from tooltray.memory.retrieval.scoring import doc_text
 from tooltray.memory.store import Store
 from tooltray.memory.store.records import Changes, HistoryEvent, Load, TurnRecord
 from tooltray.memory.store.retention import file_bytes
 from tooltray.memory.store.tables import utcnow
+from tooltray.tools.spec import ToolSpec
 
 SOAK = 500
 LIMIT_MB = 0.25
@@ -70,14 +75,14 @@ def test_a_soak_stays_within_the_size_limit(sqlite_url: str) -> None:
                 assert conn.execute(text(owners)).scalar_one() == len(kept), table
 
 
-def test_age_drops_idle_sessions_with_their_rows_and_old_vectors(db_url: str) -> None:
+def test_age_drops_idle_sessions_with_their_rows_and_unused_vectors(db_url: str) -> None:
     with Store(db_url) as store:
         for i in range(6):
             _session(store, i)
         store.put_embeddings("minilm", {"old": np.ones(8, dtype=np.float32)})
         old = utcnow() - timedelta(days=40)
         with store.engine.begin() as conn:
-            for table, column in (("sessions", "updated_at"), ("embeddings", "created_at")):
+            for table, column in (("sessions", "updated_at"), ("embeddings", "used_at")):
                 where = "WHERE id IN ('s00000', 's00001')" if table == "sessions" else ""
                 conn.execute(text(f"UPDATE {table} SET {column} = :old {where}"), {"old": old})
         store.put_embeddings("minilm", {"new": np.ones(8, dtype=np.float32)})
@@ -94,10 +99,10 @@ def test_the_settings_are_the_policy(tmp_path: Path) -> None:
     with Store(url) as store:
         for i in range(40):
             _session(store, i)
-    _prune(url, env={"TOOLTRAY_RETAIN_MB": "0.1", "TOOLTRAY_CONFIG": None})  # type: ignore[dict-item]
+    _prune(url, env={"TOOLTRAY_RETAIN_MB": "0.15", "TOOLTRAY_CONFIG": None})  # type: ignore[dict-item]
     with Store(url) as store:
-        assert 0 < len(store.sessions()) < 40
-        assert (file_bytes(store) or 0) <= 100_000
+        assert 0 < len(store.sessions()) < 40  # an empty store is about 0.1 MB
+        assert (file_bytes(store) or 0) <= 150_000
 
 
 @pytest.mark.parametrize("args", [[], ["--no-vacuum"]])
@@ -108,3 +113,32 @@ def test_no_policy_is_one_line_naming_the_options(tmp_path: Path, args: list[str
         cli, ["db", "prune", *args, "--db", url], env={"TOOLTRAY_CONFIG": None}
     )  # type: ignore[dict-item]
     assert result.exit_code != 0 and "--max-age DAYS or --max-mb MB" in result.output
+
+
+def _index(url: str, names: list[str]) -> list[str]:
+    """Build a catalog's index on the store as a fresh process does; its vectors' hashes."""
+    clear_memo()  # a new process: the index asks the store, not this process's memo
+    specs = [ToolSpec(name=n, description=f"{n.replace('_', ' ')} in the workspace") for n in names]
+    with Store(url) as store:
+        index = ToolIndex(specs, default_embedder(), cache=store)
+        assert index.dense_ready
+    return [text_hash(doc_text(s)) for s in specs]
+
+
+def _age_vectors(url: str, days: int) -> None:
+    old = utcnow() - timedelta(days=days)
+    with Store(url) as store, store.engine.begin() as conn:
+        conn.execute(text("UPDATE embeddings SET created_at = :old, used_at = :old"), {"old": old})
+
+
+def test_vectors_of_tools_no_catalog_has_go_and_those_in_use_stay(db_url: str) -> None:
+    first = _index(db_url, ["read_file", "write_file", "wipe_disk"])
+    other = _index(db_url, ["send_mail"])
+    _age_vectors(db_url, 40)  # all made 40 days ago; then the catalog drops wipe_disk
+    kept = _index(db_url, ["read_file", "write_file"])
+    out = _prune(db_url, "--max-age", "30").output
+    assert "and 2 cached-vector rows" in out
+    with Store(db_url) as store:
+        found = store.get_embeddings(default_embedder().id, [*first, *other])
+    assert sorted(found) == sorted(kept), "the old vectors of the current catalog stay"
+    assert first[2] not in found and other[0] not in found, "tools in no current catalog go"
