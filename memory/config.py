@@ -128,6 +128,8 @@ class Settings(BaseSettings):
         gateway_require_token: ask for a token on loopback too (as if the address were public).
         gateway_hosts: ``host:port`` values clients reach an off-loopback gateway by, besides
             the ``--http`` address itself; ``Host`` and ``Origin`` are checked against them.
+        gateway_session_idle: seconds an HTTP client's MCP session may have no request in
+            flight before the SDK ends it and the gateway releases its state (SDK default).
         gateway_state: the gateway's own state file (first-seen tool fingerprints, session
             owners); ``None``: next to a SQLite store, else ``./tooltray-gateway.json``.
         accept_changed_tools: serve an upstream tool whose description or schema changed since
@@ -191,6 +193,7 @@ class Settings(BaseSettings):
     gateway_require_token: bool = False
     gateway_hosts: list[str] = Field(default_factory=list)
     gateway_state: Path | None = None
+    gateway_session_idle: float = Field(default=1800.0, gt=0, le=86_400.0)
     accept_changed_tools: bool = False
 
     @model_validator(mode="after")

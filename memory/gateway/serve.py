@@ -71,6 +71,7 @@ def http_app(gateway: Gateway, settings: Settings, host: str, port: int) -> ASGI
         host=host,
         transport_security=transport_security(settings, host, port),
         max_request_body_size=MAX_BODY_BYTES,
+        session_idle_timeout=settings.gateway_session_idle,
         auth=auth_settings(host, port) if tokens else None,
         token_verifier=StaticTokens(tokens) if tokens else None,
     )
@@ -79,7 +80,9 @@ def http_app(gateway: Gateway, settings: Settings, host: str, port: int) -> ASGI
 
 class CloseWatch:
     """ASGI wrapper: once a client's ``DELETE`` (closing its MCP session) succeeded, the
-    gateway forgets the tooltray sessions only that connection held."""
+    gateway forgets the tooltray sessions only that connection held, before the client hears
+    back. A session the SDK ends otherwise (idle timeout) is released by
+    :func:`~tooltray.memory.gateway.server.release_on_end`."""
 
     def __init__(self, app: ASGIApp, gateway: Gateway, keys: SessionKeys) -> None:
         self.app, self.gateway, self.keys = app, gateway, keys

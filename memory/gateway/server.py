@@ -105,6 +105,12 @@ class SessionKeys:
             self._by_connection.setdefault(connection(ctx), set()).add(session)
         return session
 
+    def note(self, raw_id: str, session: str) -> None:
+        """Note ``session`` against the connection ``raw_id`` (its ``initialize``, whose
+        request carries no ``Mcp-Session-Id`` yet)."""
+        if self.fixed is None:
+            self._by_connection.setdefault(hashed(raw_id), set()).add(session)
+
     def closed(self, raw_id: str) -> list[str]:
         """The sessions the closed connection ``raw_id`` held that no open one holds."""
         held = self._by_connection.pop(hashed(raw_id), set())
@@ -182,6 +188,9 @@ class _InitializeBoundary:
         parent = _checked(self.keys.parent, ctx) if session is not None else None
         result = await call_next(ctx)
         if session is not None:
+            raw = release_on_end(self.gateway, self.keys, ctx)
+            if raw is not None:
+                self.keys.note(raw, session)
             await self._start(session, parent)
         return result
 
@@ -205,6 +214,7 @@ def build_server(gateway: Gateway, keys: SessionKeys) -> Server[Any]:
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         session = _checked(keys.of, ctx)
+        release_on_end(gateway, keys, ctx)
         tools = await gateway.list_tools(session)
         _listen(gateway, session, ctx.session)  # changes after this listing are news to it
         return types.ListToolsResult(tools=tools)
@@ -213,6 +223,7 @@ def build_server(gateway: Gateway, keys: SessionKeys) -> Server[Any]:
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         session = _checked(keys.of, ctx)
+        release_on_end(gateway, keys, ctx)
         _listen(gateway, session, ctx.session)
         result, changed = await gateway.call(session, params.name, dict(params.arguments or {}))
         if changed:
@@ -242,6 +253,33 @@ def _checked(read: Callable[[ServerRequestContext[Any, Any]], T], ctx: Any) -> T
     except SessionAccessError as exc:
         log.warning("tooltray gateway: refused a request: %s", exc)
         raise MCPError(INVALID_REQUEST, str(exc)) from None
+
+
+WATCHED = "tooltray.release_on_end"
+
+
+def release_on_end(
+    gateway: Gateway, keys: SessionKeys, ctx: ServerRequestContext[Any, Any]
+) -> str | None:
+    """However the SDK ends this HTTP connection (``DELETE``, its idle timeout, a crash), the
+    gateway then forgets the sessions only it held; the connection's raw id (``None``: stdio).
+
+    The SDK's per-connection teardown (``Connection.exit_stack``) is not on a low-level
+    handler's context, hence the private attribute; a test over HTTP catches an SDK change.
+    """
+    conn = getattr(ctx.session, "_connection", None)
+    raw = getattr(conn, "session_id", None)
+    if keys.fixed is not None or conn is None or not raw:
+        return None
+    if not conn.state.get(WATCHED):
+        conn.state[WATCHED] = True
+
+        async def release() -> None:
+            for session in keys.closed(raw):
+                await gateway.release(session)
+
+        conn.exit_stack.push_async_callback(release)
+    return str(raw)
 
 
 def _listen(gateway: Gateway, session: str, peer: ServerSession) -> None:

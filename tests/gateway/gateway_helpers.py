@@ -121,9 +121,13 @@ async def stdio_gateway(
 
 
 @asynccontextmanager
-async def http_client(url: str) -> AsyncIterator[Client]:
-    """An initialized client over streamable HTTP."""
-    async with streamable_http_client(url) as (read, write), _client(read, write) as client:
+async def http_client(url: str, close: bool = True) -> AsyncIterator[Client]:
+    """An initialized client over streamable HTTP (``close=False``: it leaves without the
+    ``DELETE`` that ends its MCP session, as a crashed or careless client does)."""
+    async with (
+        streamable_http_client(url, terminate_on_close=close) as (read, write),
+        _client(read, write) as client,
+    ):
         yield client
 
 

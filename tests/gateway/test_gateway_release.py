@@ -77,3 +77,75 @@ def test_closed_sessions_leave_no_state_behind(
     *open_counts, after = seen
     assert all(n["trinket sessions"] >= 1 and n["result texts"] >= 1 for n in open_counts)
     assert after == dict.fromkeys(after, 0)
+
+
+def test_sessions_the_sdk_ends_when_idle_are_released(
+    write_config: Callable[..., Path], tmp_path: Path
+) -> None:
+    """Clients that leave without ``DELETE``: the SDK ends their MCP sessions after the
+    (tiny) idle timeout, and the gateway then holds nothing of theirs. Polled, not timed."""
+    config = load_config(write_config(servers("math")))
+    db = f"sqlite:///{tmp_path / 'gw.db'}"
+    settings = Settings(db=db, result_max_chars=200, gateway_session_idle=0.3)
+    port = free_port()
+    gateway = Gateway(config, settings, GatewayState(None))
+    app = http_app(gateway, settings, "127.0.0.1", port)
+    assert isinstance(app, CloseWatch)
+    url = f"http://127.0.0.1:{port}/mcp"
+    seen: list[dict[str, int]] = []
+
+    async def scenario() -> None:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(serve_http, gateway, app, "127.0.0.1", port)
+            await listening(port)
+            for i in range(4):
+                where = f"{url}?session=idle-{i}" if i % 2 else url
+                async with http_client(where, close=False) as client:
+                    assert "read_result" in text(await client.call("long_report", lines=50))
+                    seen.append(held(gateway, app))
+            with anyio.move_on_after(120):  # a generous bound on a loaded machine, not a timing
+                while any(held(gateway, app).values()):
+                    await anyio.sleep(0.1)
+            seen.append(held(gateway, app))
+            tg.cancel_scope.cancel()
+
+    try:
+        anyio.run(scenario)
+    finally:
+        gateway.close()
+    *open_counts, after = seen
+    assert all(n["trinket sessions"] >= 1 and n["connections"] >= 1 for n in open_counts)
+    assert after == dict.fromkeys(after, 0)
+
+
+def test_a_named_session_initialized_and_left_is_released(
+    write_config: Callable[..., Path], tmp_path: Path
+) -> None:
+    """``initialize`` alone starts a named session; its connection ending releases it."""
+    config = load_config(write_config(servers("math")))
+    settings = Settings(db=f"sqlite:///{tmp_path / 'gw.db'}", gateway_session_idle=0.3)
+    port = free_port()
+    gateway = Gateway(config, settings, GatewayState(None))
+    app = http_app(gateway, settings, "127.0.0.1", port)
+    assert isinstance(app, CloseWatch)
+    seen: list[dict[str, int]] = []
+
+    async def scenario() -> None:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(serve_http, gateway, app, "127.0.0.1", port)
+            await listening(port)
+            for close in (True, False):
+                async with http_client(f"http://127.0.0.1:{port}/mcp?session=bare", close):
+                    seen.append(held(gateway, app))
+                with anyio.move_on_after(120):
+                    while any(held(gateway, app).values()):
+                        await anyio.sleep(0.1)
+                seen.append(held(gateway, app))
+            tg.cancel_scope.cancel()
+
+    try:
+        anyio.run(scenario)
+    finally:
+        gateway.close()
+    assert seen[0]["trinket sessions"] == 1 and seen[2]["trinket sessions"] == 1
+    assert seen[1] == dict.fromkeys(seen[1], 0) and seen[3] == seen[1]
