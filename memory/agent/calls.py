@@ -12,6 +12,7 @@ import asyncio
 import inspect
 import json
 import logging
+import threading
 import time
 from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
@@ -83,18 +84,37 @@ def _search(pattern: Any, text: str) -> bool | None:
 
     Python's ``re`` (what jsonschema uses) can backtrack for hours on a pattern like
     ``(a|aa)+$``; the ``regex`` package speaks the same syntax (lookarounds and backreferences
-    included, which RE2 lacks) and stops at a timeout, here what is left of the call's budget.
+    included, which RE2 lacks) and stops at a timeout. But that timeout counts the process's
+    CPU time (C ``clock()``): on a starved machine 0.5 CPU seconds took 2-8 s. So the match
+    runs in a thread (``concurrent``: without the GIL) and the call waits for it only until the
+    budget's wall-clock deadline; a match still running then is abandoned, and its own CPU
+    timeout (what was left of the budget) ends it soon after.
     """
     left = _DEADLINE.get() - time.monotonic()
     if left <= 0:
         raise _PatternTimeout(pattern)
-    try:
-        return regex.search(pattern, text, timeout=left) is not None
-    except TimeoutError:
-        raise _PatternTimeout(pattern) from None
-    except (regex.error, TypeError, ValueError):
+    outcome: list[Any] = []
+    worker = threading.Thread(target=_match, args=(pattern, text, left, outcome), daemon=True)
+    worker.start()
+    worker.join(left)
+    if not outcome or isinstance(outcome[0], TimeoutError):
+        raise _PatternTimeout(pattern)
+    if isinstance(outcome[0], (regex.error, TypeError, ValueError)):
         log.warning("tooltray skips the unusable schema pattern %s", shown(pattern))
         return None
+    if isinstance(outcome[0], BaseException):
+        raise outcome[0]
+    return bool(outcome[0])
+
+
+def _match(pattern: Any, text: str, cpu_seconds: float, outcome: list[Any]) -> None:
+    """The match, or the exception it raised, appended to ``outcome`` (a worker thread)."""
+    try:
+        outcome.append(
+            regex.search(pattern, text, timeout=cpu_seconds, concurrent=True) is not None
+        )
+    except Exception as exc:
+        outcome.append(exc)
 
 
 def _slow(pattern: Any) -> ValidationError:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+import threading
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -436,6 +437,42 @@ def test_hostile_patterns_in_one_call_share_one_budget(
     problems = schema_problems(hostile, {"q": {BAD: 1}, "r": {BAD: 1}})
     assert len(problems) == 2 and all(OVER_BUDGET in p for p in problems), problems
     assert len(searches) == 1, searches
+
+
+def test_the_budget_is_wall_time_when_the_engine_is_starved(
+    hostile: ToolSpec, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``regex``'s own timeout counts CPU time, so a match starved of CPU ran 2-8 s past a
+    0.5 s budget on a loaded machine (bench/bounds.py). A starved match, as its CPU clock sees
+    it: one that does not run at all until released. The check still refuses at the budget."""
+    release = threading.Event()
+    search = agent_calls.regex.search
+
+    def starved(*args: Any, **kwargs: Any) -> Any:
+        release.wait()  # no CPU spent: the engine's CPU-time timeout cannot fire
+        return search(*args, **kwargs)
+
+    monkeypatch.setattr(agent_calls.regex, "search", starved)
+    found: list[list[str]] = []
+    checker = threading.Thread(target=lambda: found.append(schema_problems(hostile, {"p": "a"})))
+    checker.start()
+    checker.join(60)  # a generous bound on a loaded machine; before the fix it never returned
+    release.set()
+    checker.join()
+    assert len(found) == 1 and len(found[0]) == 1 and OVER_BUDGET in found[0][0], found
+
+
+def test_a_pattern_that_matches_passes_through_the_worker(hostile: ToolSpec) -> None:
+    """The ordinary path, on the real engine: a fitting value passes, a wrong one is named."""
+    spec = from_openai(
+        {
+            "name": "t",
+            "description": "d",
+            "parameters": {"type": "object", "properties": {"p": {"pattern": "^[a-z]+$"}}},
+        }
+    )
+    assert schema_problems(spec, {"p": "abc"}) == []
+    assert "does not match" in schema_problems(spec, {"p": "ABC"})[0]
 
 
 # ----- descriptions -----------------------------------------------------------------------------
