@@ -260,13 +260,15 @@ class Store:
         if getattr(self._shared, "open", False):
             yield
             return
-        self._shared.open, self._shared.conn = True, None
+        self._shared.open, self._shared.conn, self._shared.used = True, None, []
         try:
             yield
         finally:
             conn, self._shared.conn, self._shared.open = self._shared.conn, None, False
             if conn is not None:
                 conn.close()
+            for embedder_id, hashes in self._shared.used:
+                self._touch(embedder_id, hashes)
 
     def _shared_read(self, what: str, fn: Callable[[Connection], T]) -> T:
         """``fn`` on the shared read connection; a failure ends the sharing (the read is then
@@ -346,7 +348,9 @@ class Store:
             return read_embeddings(conn, embedder_id, hashes, stale)
 
         found = self._read("read cached embeddings", read)
-        if stale:
+        if stale and getattr(self._shared, "open", False):
+            self._shared.used.append((embedder_id, stale))  # written after the shared read
+        elif stale:
             self._touch(embedder_id, stale)
         return found
 

@@ -142,3 +142,17 @@ def test_vectors_of_tools_no_catalog_has_go_and_those_in_use_stay(db_url: str) -
         found = store.get_embeddings(default_embedder().id, [*first, *other])
     assert sorted(found) == sorted(kept), "the old vectors of the current catalog stay"
     assert first[2] not in found and other[0] not in found, "tools in no current catalog go"
+
+
+def test_a_lookup_inside_a_shared_read_marks_use_after_it(db_url: str) -> None:
+    """A public call reads in one shared transaction; the use is written after it ends."""
+    with Store(db_url) as store:
+        store.put_embeddings("minilm", {"h": np.ones(8, dtype=np.float32)})
+    _age_vectors(db_url, 40)
+    with Store(db_url) as store:
+        with store.reading():
+            assert list(store.get_embeddings("minilm", ["h", "missing"])) == ["h"]
+        with store.engine.connect() as conn:
+            used = conn.execute(text("SELECT used_at FROM embeddings")).scalar_one()
+    assert _prune(db_url, "--max-age", "30").output.count("and 0 cached-vector rows") == 1
+    assert used is not None
