@@ -19,8 +19,7 @@ agent's ``after_agent_callback``), or at the latest when the next user turn star
 
 Example:
     >>> tray = AdkTray(trinket, "s1")                                     # doctest: +SKIP
-    >>> agent = LlmAgent(name="a", model=model, tools=[tray],              # doctest: +SKIP
-    ...                  after_agent_callback=tray.after_agent)
+    >>> agent = tray.agent(OpenAILlm(model="m"))  # LlmAgent(tools=[tray], ...)  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -28,8 +27,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from google.adk.agents import LlmAgent
 from google.adk.agents.callback_context import CallbackContext
 from google.adk.agents.readonly_context import ReadonlyContext
+from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.base_toolset import BaseToolset
@@ -148,6 +149,14 @@ class AdkTray(BaseToolset):
             llm_request.append_instructions([view.system_prefix])
         if view.notes:
             llm_request.contents = woven(llm_request.contents, dict(view.notes))
+
+    def agent(self, model: BaseLlm | str, name: str = "assistant", **options: Any) -> LlmAgent:
+        """An ``LlmAgent`` with this toolset first and :meth:`after_agent` as its callback;
+        ``options`` go to ``LlmAgent`` (its own ``tools`` come after tooltray's)."""
+        tools = [self, *options.pop("tools", [])]
+        return LlmAgent(
+            name=name, model=model, tools=tools, after_agent_callback=self.after_agent, **options
+        )
 
     def after_agent(self, callback_context: CallbackContext) -> None:
         """``after_agent_callback``: the run ended, so the user turn is complete."""

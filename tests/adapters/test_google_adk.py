@@ -14,7 +14,6 @@ from scripted_server import ScriptedServer, bridged_after_reveal, call, say
 
 pytest.importorskip("google.adk", reason="Google ADK is the optional extra tooltray[adk]")
 
-from google.adk.agents import LlmAgent  # noqa: E402
 from google.adk.integrations.openai import OpenAILlm  # noqa: E402
 from google.adk.runners import Runner  # noqa: E402
 from google.adk.sessions import InMemorySessionService  # noqa: E402
@@ -33,13 +32,7 @@ def shout(text: str) -> str:
 
 def runner(tray: AdkTray, server: ScriptedServer, tools: Any = ()) -> Runner:
     model = OpenAILlm(model="scripted", base_url=server.base_url, api_key="x")
-    agent = LlmAgent(
-        name="assistant",
-        model=model,
-        instruction="Be brief.",
-        tools=[tray, *tools],
-        after_agent_callback=tray.after_agent,
-    )
+    agent = tray.agent(model, instruction="Be brief.", tools=list(tools))
     return Runner(
         agent=agent,
         app_name="tests",
