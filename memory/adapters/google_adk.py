@@ -14,17 +14,20 @@ loaded as an escape) and a denied one never does. The same hook adds the trinket
 to the system instruction and weaves the reveal notes into the request's copy of the messages.
 
 Meta-tools run through the trinket, real tools through the registry's executors. ``tool-used``
-is emitted per call; ``turn-completed`` when the run ends (pass ``tray.after_agent`` as the
-agent's ``after_agent_callback``), or at the latest when the next user turn starts.
+is emitted per call; ``turn-completed`` when the run ends (``tray.agent`` passes
+``tray.after_agent`` as the agent's ``after_agent_callback``), or at the latest when the next
+user turn starts. One agent serves many ADK sessions, so each is its own tooltray session (named
+by its id) unless a fixed ``session_id`` is given.
 
 Example:
-    >>> tray = AdkTray(trinket, "s1")                                     # doctest: +SKIP
+    >>> tray = AdkTray(trinket)  # each ADK session is a tooltray session  # doctest: +SKIP
     >>> agent = tray.agent(OpenAILlm(model="m"))  # LlmAgent(tools=[tray], ...)  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from google.adk.agents import LlmAgent
@@ -75,6 +78,15 @@ def woven(contents: Sequence[types.Content], notes: Mapping[int, str]) -> list[t
     return out
 
 
+@dataclass
+class Progress:
+    """One session's place: the turn it is on, the last turn reported complete, its last view."""
+
+    turn: int = 0
+    done: int = 0
+    view: PromptView | None = None
+
+
 class TrayTool(BaseTool):
     """One tool as ADK sees it: the spec's declaration; a call goes to the toolset."""
 
@@ -92,44 +104,59 @@ class TrayTool(BaseTool):
 
     async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
         """Run the call through the trinket (meta-tools) or the registry (real tools)."""
-        return await self.tray.invoke(self.name, args)
+        return await self.tray.invoke(self.tray.session_of(tool_context), self.name, args)
 
 
 class AdkTray(BaseToolset):
-    """One session's tooltray toolset: per-step tools, meta-tool routing and signals.
+    """tooltray as an ADK toolset: per-step tools, meta-tool routing and signals.
 
     Args:
         trinket: the tool loader; its registry is the allow-listed set of runnable tools.
-        session_id: the tooltray session every run of this agent belongs to.
+        session_id: the tooltray session every run belongs to; by default each ADK session is
+            its own tooltray session (named by its id), as one agent serves many sessions.
     """
 
-    def __init__(self, trinket: ToolLoaderTrinket, session_id: str) -> None:
+    def __init__(self, trinket: ToolLoaderTrinket, session_id: str | None = None) -> None:
         super().__init__()
         # The set changes between steps of one run (load_tools): no per-invocation cache, as
         # ADK's own SkillToolset does for its mid-turn reloads.
         self._use_invocation_cache = False
         self.trinket = trinket
         self.session_id = session_id
-        self.turn = 0
-        self.done = 0
-        self.current: PromptView | None = None
+        self.progress: dict[str, Progress] = {}
         self._tools: dict[str, TrayTool] = {}
 
-    def start(self, messages: Sequence[dict[str, Any]] = ()) -> PromptView:
-        """Session boundary: start the session, or resume a stored one (evicts idle tools)."""
-        return self.trinket.start(self.session_id, messages)
+    def session_of(self, ctx: ReadonlyContext) -> str:
+        """The tooltray session of ``ctx``'s run: the fixed one, else the ADK session's id."""
+        return self.session_id or ctx.session.id
+
+    def start(
+        self, messages: Sequence[dict[str, Any]] = (), session_id: str | None = None
+    ) -> PromptView:
+        """Session boundary: start the session (``session_id``, else the fixed one), or resume
+        a stored one (evicts idle tools)."""
+        return self.trinket.start(session_id or self.session_id or "", messages)
+
+    def agent(self, model: BaseLlm | str, name: str = "assistant", **options: Any) -> LlmAgent:
+        """An ``LlmAgent`` with this toolset first and :meth:`after_agent` as its callback;
+        ``options`` go to ``LlmAgent`` (its own ``tools`` come after tooltray's)."""
+        tools = [self, *options.pop("tools", [])]
+        return LlmAgent(
+            name=name, model=model, tools=tools, after_agent_callback=self.after_agent, **options
+        )
 
     async def get_tools(self, readonly_context: ReadonlyContext | None = None) -> list[BaseTool]:
         """The trinket's current set for this step, in its order (prepared with the session's
         user messages; a new user turn first completes the previous one)."""
-        if readonly_context is None:  # a listing outside a run: what the session last offered
-            specs = self.current.specs if self.current else self.trinket.meta_tools()
-            return [self.tool(spec) for spec in specs]
+        if readonly_context is None:  # a listing outside any session: the meta-tools
+            return [self.tool(spec) for spec in self.trinket.meta_tools()]
+        session = self.session_of(readonly_context)
+        progress = self.progress.setdefault(session, Progress())
         texts = user_texts(readonly_context)
-        if len(texts) > self.turn:
-            self._complete()
-        view = self.trinket.prepare(self.session_id, user_messages(texts))
-        self.turn, self.current = view.turn, view
+        if len(texts) > progress.turn:
+            self._complete(session)
+        view = self.trinket.prepare(session, user_messages(texts))
+        progress.turn, progress.view = view.turn, view
         return [self.tool(spec) for spec in view.specs]
 
     async def process_llm_request(
@@ -137,9 +164,11 @@ class AdkTray(BaseToolset):
     ) -> None:
         """Make every allowed tool runnable (declared only when offered), add the stable prefix
         to the system instruction and weave the reveal notes into the request's messages."""
-        view = self.current
-        if view is None:
+        progress = self.progress.get(self.session_of(tool_context))
+        view = progress.view if progress is not None else None
+        if progress is None or view is None:
             return
+        progress.view = None  # this step's: the next one prepares its own
         offered = {spec.name for spec in view.specs}
         runnable = [*self.trinket.meta_tools(), bridge_spec(), *self.trinket.registry.allowed()]
         for spec in runnable:
@@ -150,17 +179,12 @@ class AdkTray(BaseToolset):
         if view.notes:
             llm_request.contents = woven(llm_request.contents, dict(view.notes))
 
-    def agent(self, model: BaseLlm | str, name: str = "assistant", **options: Any) -> LlmAgent:
-        """An ``LlmAgent`` with this toolset first and :meth:`after_agent` as its callback;
-        ``options`` go to ``LlmAgent`` (its own ``tools`` come after tooltray's)."""
-        tools = [self, *options.pop("tools", [])]
-        return LlmAgent(
-            name=name, model=model, tools=tools, after_agent_callback=self.after_agent, **options
-        )
-
     def after_agent(self, callback_context: CallbackContext) -> None:
-        """``after_agent_callback``: the run ended, so the user turn is complete."""
-        self._complete()
+        """``after_agent_callback``: the run ended, so the user turn is complete (and the
+        session's place is forgotten: the next run counts its turns afresh)."""
+        session = self.session_of(callback_context)
+        self._complete(session)
+        self.progress.pop(session, None)
 
     def tool(self, spec: ToolSpec) -> TrayTool:
         """The ADK tool for ``spec`` (one per name, built on first use)."""
@@ -168,11 +192,13 @@ class AdkTray(BaseToolset):
             self._tools[spec.name] = TrayTool(self, spec)
         return self._tools[spec.name]
 
-    async def invoke(self, name: str, arguments: Any) -> str:
+    async def invoke(self, session: str, name: str, arguments: Any) -> str:
         """Run one call the model made (see :func:`~tooltray.memory.adapters.common.run_call`)."""
-        return await run_call(self.trinket, self.session_id, name, arguments, self.turn)
+        turn = self.progress[session].turn if session in self.progress else 0
+        return await run_call(self.trinket, session, name, arguments, turn)
 
-    def _complete(self) -> None:
-        if self.turn > self.done:
-            self.done = self.turn
-            emit_completed(self.session_id, self.turn)
+    def _complete(self, session: str) -> None:
+        progress = self.progress.get(session)
+        if progress is not None and progress.turn > progress.done:
+            progress.done = progress.turn
+            emit_completed(session, progress.turn)

@@ -165,3 +165,29 @@ def test_adk_append_reveal_keeps_tools_and_runs_call_tool(
     used = [r[2] for r in rows("s1", "used")]
     assert used == ["day_of_week", "day_of_week", "weather_forecast"]
     assert completed == [("s1", 1), ("s1", 2)]
+
+
+def test_adk_sessions_are_tooltray_sessions_by_default(
+    make_trinket: Any, server: ScriptedServer, rows: Any, db_url: str, completed: Any
+) -> None:
+    """Without a fixed session id, each ADK session is its own tooltray session: what one loads
+    and uses never shows in the other."""
+    tray = AdkTray(make_trinket(reveal="prefix"))
+    server.extend(
+        [
+            call("load_tools", {"tools": ["day_of_week"]}),
+            call("day_of_week", {"date": "2024-03-01"}),
+            say("It was a Friday."),
+            say("Hello."),
+        ]
+    )
+    adk = runner(tray, server)
+    assert run(adk, MATH, session="adk-a") == "It was a Friday."
+    assert run(adk, MATH, session="adk-b") == "Hello."
+    assert "day_of_week" in server.tool_names(2) and "day_of_week" not in server.tool_names(3)
+    assert "day_of_week" in stored_loaded(db_url, "adk-a")
+    assert "day_of_week" not in stored_loaded(db_url, "adk-b")
+    assert [r[2] for r in rows("adk-a", "used")] == ["day_of_week"]
+    assert rows("adk-b", "used") == []
+    assert completed == [("adk-a", 1), ("adk-b", 1)]
+    assert tray.progress == {}  # each run's place is dropped when it ends
