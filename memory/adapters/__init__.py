@@ -6,6 +6,7 @@ so ``import tooltray.memory.adapters`` works without any extra installed:
 - :class:`AgentsTray` (``tooltray[openai-agents]``): the OpenAI Agents SDK.
 - :class:`TrayToolset` (``tooltray[pydantic-ai]``): a pydantic-ai wrapper toolset.
 - :class:`TrayMiddleware` (``tooltray[langchain]``): a LangChain / LangGraph agent middleware.
+- :class:`AdkTray` (``tooltray[adk]``): a Google ADK toolset.
 - :class:`CodeMode` (no extra): the session's tools as a typed Python API for a code tool.
 - :class:`NativeDeferral` (no extra): a session rendered for provider-native tool deferral
   (Anthropic ``defer_loading``, OpenAI Responses ``tool_search``), searched by tooltray.
@@ -19,6 +20,7 @@ from tooltray.tools.lazy import lazy_exports
 
 _HOMES = {
     ".code_mode": ("CodeMode",),
+    ".google_adk": ("AdkTray",),
     ".langchain_middleware": ("TrayMiddleware",),
     ".native_search": ("NativeDeferral",),
     ".openai_agents": ("AgentsTray", "TrayHooks", "TrayModel"),

@@ -15,7 +15,13 @@ from typing import TYPE_CHECKING, Any
 from tooltray.events import payloads as p
 from tooltray.events import signals as sig
 from tooltray.memory.agent.calls import argument_problem, as_text
-from tooltray.tools.errors import ToolNotAllowedError, TooltrayError, UnknownToolError
+from tooltray.memory.metatools.meta_tools import CALL_TOOL
+from tooltray.tools.errors import (
+    MetaToolArgumentError,
+    ToolNotAllowedError,
+    TooltrayError,
+    UnknownToolError,
+)
 from tooltray.tools.spec import decode_arguments
 
 if TYPE_CHECKING:
@@ -55,6 +61,24 @@ def run_meta(trinket: ToolLoaderTrinket, session_id: str, name: str, raw: Any) -
     except TooltrayError as exc:
         log.error("tooltray meta-tool %s failed for session %s: %s", name, session_id, exc)
         return f"Error: {name} failed: {exc}"
+
+
+async def run_call(
+    trinket: ToolLoaderTrinket, session_id: str, name: str, arguments: Any, turn: int
+) -> str:
+    """Run one call the model made: ``call_tool`` unwrapped, a meta-tool through the trinket, a
+    real tool through the registry (allowed only, loaded or not); real uses are reported."""
+    if name == CALL_TOOL:
+        try:
+            name, arguments = trinket.unwrap(name, arguments)
+        except MetaToolArgumentError as exc:
+            return f"Error: {exc}"
+    if trinket.is_meta(name):
+        return run_meta(trinket, session_id, name, arguments)
+    text, ok = await run_registry_tool(trinket, session_id, name, arguments)
+    if trinket.registry.is_allowed(name):  # a refused name was never a use
+        emit_used(session_id, name, turn, ok)
+    return text
 
 
 async def run_registry_tool(

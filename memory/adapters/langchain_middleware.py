@@ -30,16 +30,9 @@ from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResp
 from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage
 from langchain_core.tools import BaseTool, StructuredTool
 
-from tooltray.memory.adapters.common import (
-    emit_completed,
-    emit_used,
-    run_meta,
-    run_registry_tool,
-    user_messages,
-)
+from tooltray.memory.adapters.common import emit_completed, run_call, user_messages
 from tooltray.memory.core.prompt import PromptView
 from tooltray.memory.metatools.meta_tools import CALL_TOOL, bridge_spec
-from tooltray.tools.errors import MetaToolArgumentError
 from tooltray.tools.spec import ToolSpec
 
 if TYPE_CHECKING:
@@ -176,16 +169,5 @@ class TrayMiddleware(AgentMiddleware[Any, Any, Any]):
         )
 
     async def invoke(self, name: str, arguments: Any) -> str:
-        """Run one call the model made: ``call_tool`` unwrapped, a meta-tool through the
-        trinket, a real tool through the registry (allowed only); real uses are reported."""
-        if name == CALL_TOOL:
-            try:
-                name, arguments = self.trinket.unwrap(name, arguments)
-            except MetaToolArgumentError as exc:
-                return f"Error: {exc}"
-        if self.trinket.is_meta(name):
-            return run_meta(self.trinket, self.session_id, name, arguments)
-        text, ok = await run_registry_tool(self.trinket, self.session_id, name, arguments)
-        if self.trinket.registry.is_allowed(name):  # a refused name was never a use
-            emit_used(self.session_id, name, self.turn, ok)
-        return text
+        """Run one call the model made (see :func:`~tooltray.memory.adapters.common.run_call`)."""
+        return await run_call(self.trinket, self.session_id, name, arguments, self.turn)

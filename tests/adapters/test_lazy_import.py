@@ -10,7 +10,7 @@ import pytest
 
 CHECK = (
     "import sys, tooltray.memory, tooltray.memory.adapters as a; "
-    "assert not {'agents', 'pydantic_ai', 'langchain'} & set(sys.modules), 'eager import'; "
+    "assert not {'agents', 'pydantic_ai', 'langchain', 'google.adk'} & set(sys.modules), 'eager'; "
     "print(sorted(a.__all__))"
 )
 
@@ -20,7 +20,7 @@ def test_adapters_import_without_their_frameworks() -> None:
     done = subprocess.run([sys.executable, "-c", CHECK], capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr
     assert "'AgentsTray'" in done.stdout and "'TrayToolset'" in done.stdout
-    assert "'TrayMiddleware'" in done.stdout
+    assert "'TrayMiddleware'" in done.stdout and "'AdkTray'" in done.stdout
 
 
 def test_unknown_adapter_names_raise_attribute_error() -> None:

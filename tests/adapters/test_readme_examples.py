@@ -7,11 +7,12 @@ loopback; the blocks reach it through ``OPENAI_BASE_URL`` as any OpenAI-compatib
 offer the meta-tools) even on this one-tool registry, which the priced opening would load whole,
 as the README's Configuration section describes. The loaded tool is revealed by appending (the
 default), so the model calls it through ``call_tool``. The MCP block starts the installed
-``mcp-server-time``.
+``mcp-server-time``; the Google ADK block's model is ADK's own ``OpenAILlm``.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -32,6 +33,12 @@ def echo_tool_result(body: dict[str, Any]) -> dict[str, Any]:
     return say(str(tool[-1]["content"]) if tool else "no tool result came back")
 
 
+def echo_function_response(body: dict[str, Any]) -> dict[str, Any]:
+    """The same for ADK, whose tool message is its function response ``{"result": ...}``."""
+    tool = [m for m in body["messages"] if m.get("role") == "tool"]
+    return say(json.loads(tool[-1]["content"])["result"] if tool else "no tool result came back")
+
+
 WEATHER = call("weather_forecast", {"city": "Oslo"})
 SCRIPT = [
     call("load_tools", {"tools": ["weather"]}),  # One turn: a meta-tool (the menu's bundle),
@@ -45,6 +52,8 @@ SCRIPT = [
     echo_tool_result,
     WEATHER,  # LangChain
     echo_tool_result,
+    WEATHER,  # Google ADK
+    echo_function_response,
 ]
 
 
@@ -71,6 +80,7 @@ def test_the_readme_has_the_blocks_this_test_scripts() -> None:
         "## With an agent framework",
         "## With an agent framework",
         "## With an agent framework",
+        "## With an agent framework",
     ]
 
 
@@ -79,6 +89,7 @@ def test_every_python_block_runs_as_written(readme_env: ScriptedServer, capsys: 
     pytest.importorskip("pydantic_ai")
     pytest.importorskip("mcp")
     pytest.importorskip("langchain_openai")
+    pytest.importorskip("google.adk")
     names: dict[str, Any] = {"__name__": "readme"}
     outputs = []
     try:
@@ -92,7 +103,7 @@ def test_every_python_block_runs_as_written(readme_env: ScriptedServer, capsys: 
     assert outputs[0] == answer  # the tool ran and its result went back to the model
     assert outputs[1].startswith(f"{answer} [('weather_forecast', 'ok')]")
     assert '"timezone": "UTC"' in outputs[2] and '"datetime": "20' in outputs[2]
-    assert outputs[3] == answer and outputs[4] == answer and outputs[5] == answer
+    assert outputs[3:] == [answer] * 4  # each framework's agent ran the tool
     first = readme_env.requests[0]
     assert "- weather: " in first["messages"][0]["content"]  # the bundle menu
     assert "load_tools" in readme_env.tool_names(0)  # the model saw what it called
