@@ -29,7 +29,7 @@ from tooltray.memory.config import Settings
 from tooltray.memory.core import inputs
 from tooltray.memory.core.fork import fork_session, not_refused
 from tooltray.memory.core.meter import PromptMeter
-from tooltray.memory.core.planner import Plan, Planner, evict, expire_fallback
+from tooltray.memory.core.planner import Catalog, Plan, Planner, evict, expire_fallback
 from tooltray.memory.core.prompt import (
     NATIVE_PATHS,
     PromptView,
@@ -117,12 +117,13 @@ def selected_view(
     meta = state.snapshot.meta
     stored = meta.get("prefix") if settings.reveal == "append" else None
     prefix_names, revealed_names = split_loaded(state.loaded_names(), stored)
-    specs = planner.shown(_allowed(registry, prefix_names))
+    cat = planner.catalog()
+    specs = planner.shown(cat.pick(prefix_names))
     choosing = state.selection_mode != "all"
     native = settings.path in NATIVE_PATHS
     deferring = defers(settings.path, settings.reveal, meta)
     if choosing and native:
-        specs = shown_meta_specs(settings.reveal, deferring) + specs
+        specs = [*shown_meta_specs(settings.reveal, deferring), *specs]
     view = compose(
         session_id=state.session_id,
         turn=state.turn,
@@ -130,22 +131,22 @@ def selected_view(
         mode=state.selection_mode,
         instructions=settings.instructions,
         specs=specs,
-        menu=planner.menu() if choosing else "",
-        eager_tokens=planner.eager_tokens(),
+        menu=cat.menu if choosing else "",
+        eager_tokens=cat.eager_tokens,
         code_callers=settings.code_callers,
     )
-    revealed = _allowed(registry, revealed_names)
+    revealed = cat.pick(revealed_names)
     loaded = view.loaded + tuple(s.name for s in revealed)
     view = replace(view, revealed=tuple(revealed), loaded=loaded)
     reveals = _by_turn(stored_reveals(meta.get("reveals")) if stored is not None else [])
     if deferring:
         addition = adds(settings.path, settings.reveal, settings.tool_addition, meta)
-        return replace(_deferring(view, registry, reveals), addition=addition)
-    return replace(view, notes=_notes(reveals, registry, planner, native))
+        return replace(_deferring(view, registry, cat, reveals), addition=addition)
+    return replace(view, notes=_notes(reveals, planner, native))
 
 
 def _deferring(
-    view: PromptView, registry: ToolRegistry, reveals: dict[int, list[str]]
+    view: PromptView, registry: ToolRegistry, cat: Catalog, reveals: dict[int, list[str]]
 ) -> PromptView:
     """``view`` for a provider that defers tools: every allowed tool outside its full part is
     declared deferred in catalog order, so ``tools=`` changes only at boundaries, and each
@@ -156,16 +157,11 @@ def _deferring(
         deferring=True,
         deferred=tuple(s for s in registry.allowed() if s.name not in shown),
         bundles=tuple(registry.bundles()),
-        reveals=tuple((t, tuple(_allowed(registry, n))) for t, n in reveals.items()),
+        reveals=tuple((t, tuple(cat.pick(n))) for t, n in reveals.items()),
     )
     return replace(
         view, prefix_hash=prefix_digest(view.system_prefix, canonical_json(view.tools()))
     )
-
-
-def _allowed(registry: ToolRegistry, names: Sequence[str]) -> list[ToolSpec]:
-    specs = [s for s in (registry.get(n) for n in names) if s is not None]
-    return [s for s in specs if registry.is_allowed(s.name)]
 
 
 def _by_turn(reveals: Sequence[tuple[int, list[str]]]) -> dict[int, list[str]]:
@@ -177,12 +173,12 @@ def _by_turn(reveals: Sequence[tuple[int, list[str]]]) -> dict[int, list[str]]:
 
 
 def _notes(
-    reveals: dict[int, list[str]], registry: ToolRegistry, planner: Planner, native: bool
+    reveals: dict[int, list[str]], planner: Planner, native: bool
 ) -> tuple[tuple[int, str], ...]:
     """Each turn's reveal note, keyed by its user turn."""
     out = []
     for turn, names in reveals.items():
-        text = note(planner.shown(_allowed(registry, names)), native)
+        text = note(planner.shown(planner.catalog().pick(names)), native)
         if text:
             out.append((turn, text))
     return tuple(out)
