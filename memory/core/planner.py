@@ -20,7 +20,6 @@ from pydantic import BaseModel
 from tooltray.events import payloads as p
 from tooltray.events import signals as sig
 from tooltray.memory.config import Settings
-from tooltray.memory.core.policy import opening as open_picks
 from tooltray.memory.core.policy import (
     Caps,
     Opening,
@@ -35,6 +34,7 @@ from tooltray.memory.core.policy import (
     priced,
     profile_named,
 )
+from tooltray.memory.core.policy import opening as open_picks
 from tooltray.memory.core.prompt import bundle_menu, defers, text_block
 from tooltray.memory.core.session import MODE_ALL, MODE_SELECTED, SessionState
 from tooltray.memory.embedders.base import Progress

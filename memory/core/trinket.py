@@ -29,7 +29,7 @@ from tooltray.memory.config import Settings
 from tooltray.memory.core import inputs
 from tooltray.memory.core.fork import fork_session, not_refused
 from tooltray.memory.core.meter import PromptMeter
-from tooltray.memory.core.planner import Catalog, Plan, Planner, evict, expire_fallback
+from tooltray.memory.core.planner import Catalog, Planner, evict, expire_fallback
 from tooltray.memory.core.prompt import (
     NATIVE_PATHS,
     PromptView,
@@ -677,7 +677,10 @@ class ToolLoaderTrinket:
             self._select(state, users)
         except TooltrayError as exc:
             self._degrade(state, "selection", exc)
-        view = self._view(state)
+        if state.health == "degraded":
+            view = self.all_tools_view(state.session_id, state.turn, "degraded", self._eager())
+        else:
+            view = selected_view(state, self.settings, self.registry, self.planner)
         self._record_turn(state, view)
         self._meter(state.session_id).observe(view, messages)
         return view
@@ -718,21 +721,20 @@ class ToolLoaderTrinket:
         if first and users:
             changes.meta = {"selected": True, "mode": plan.mode, "grown": state.turn}
             changes.events.append(self._event(state, "selected", None, plan.mode))
-        changes.meta.update(self._reveal_meta(state, plan, first))
+        names = [c.name for c in plan.loads]
+        changes.meta.update(self._reveal_meta(state, names, first))
         self.journal.commit(state, changes)
         if plan.loads:
-            names = [c.name for c in plan.loads]
             why = ", ".join(f"{c.name} ({c.source} {c.score or 0:.2f})" for c in plan.loads)
             log.info("%s turn %d %s: %s", state.session_id, state.turn, plan.mode, why)
             loaded = p.ToolsLoaded(turn=state.turn, tools=names, source=plan.loads[0].source)
             self.journal.announce(sig.tools_loaded, state.session_id, loaded)
 
-    def _reveal_meta(self, state: SessionState, plan: Plan, first: bool) -> SessionMeta:
-        """Where a plan's loads go with ``reveal = "append"``: a boundary's make the prefix
-        (what is loaded, then the loads); a later turn's are revealed before its message."""
+    def _reveal_meta(self, state: SessionState, names: list[str], first: bool) -> SessionMeta:
+        """Where a plan's loads (``names``) go with ``reveal = "append"``: a boundary's make the
+        prefix (what is loaded, then the loads); a later turn's are revealed before its message."""
         if self.settings.reveal != "append":
             return {}
-        names = [c.name for c in plan.loads]
         if first:
             return _new_prefix(state.loaded_names() + names)
         if not names:
@@ -743,12 +745,13 @@ class ToolLoaderTrinket:
     def _reveal_note(self, state: SessionState, added: Sequence[str]) -> str:
         """What a ``load_tools`` answer appends with ``reveal = "append"``: the loaded tools'
         listing, since they are not in ``tools=`` (the conversation keeps the answer)."""
-        prefix = state.snapshot.meta.get("prefix")
-        if self.settings.reveal != "append" or prefix is None or not added or self._defers(state):
+        s, meta = self.settings, state.snapshot.meta
+        prefix = meta.get("prefix")
+        if s.reveal != "append" or prefix is None or not added or defers(s.path, s.reveal, meta):
             return ""
-        names = [n for n in added if n not in set(prefix)]
-        specs = [s for s in map(self.registry.get, names) if s is not None]
-        shown = note(self.planner.shown(specs), self.settings.path != "text")
+        inside = set(prefix)
+        specs = self.planner.catalog().pick([n for n in added if n not in inside])
+        shown = note(self.planner.shown(specs), s.path != "text")
         return "\n" + shown if shown else ""
 
     def _defers(self, state: SessionState) -> bool:
@@ -760,11 +763,6 @@ class ToolLoaderTrinket:
         if self.settings.reveal != "append" or not state.selected:
             return {}
         return _new_prefix(state.loaded_names())
-
-    def _view(self, state: SessionState) -> PromptView:
-        if state.health == "degraded":
-            return self.all_tools_view(state.session_id, state.turn, "degraded", self._eager())
-        return selected_view(state, self.settings, self.registry, self.planner)
 
     def _record_turn(self, state: SessionState, view: PromptView) -> None:
         """One ``turns`` row per turn with the prefix hash handed out (upserted on a change)."""
@@ -780,7 +778,7 @@ class ToolLoaderTrinket:
         def search(query: str) -> list[Candidate]:
             loaded = set(state.loaded_names())
             try:
-                return self.planner.search(query, loaded)
+                return self.planner.selector().search(query, loaded)
             except TooltrayError as exc:
                 self._degrade(state, "selection", exc)
                 return self.planner.search_lexically(query, loaded)

@@ -247,6 +247,11 @@ class MessageScores:
         return float(finite.max()) if finite.size else 0.0
 
 
+def said(users: Sequence[str]) -> list[str]:
+    """The user messages that say something (a blank one asks for nothing), oldest first."""
+    return [u for u in users if u and u.strip()]
+
+
 def tasks(messages: Sequence[MessageScores]) -> list[bool]:
     """Per message: does it state a task (match something strongly), or follow one up?"""
     best = max((m.top for m in messages), default=0.0)
@@ -518,7 +523,7 @@ class IndexSelector:
     def _conversation(self, users: Sequence[str], signals: SelectionSignals) -> tuple[Any, ...]:
         """Per-message scores of the latest messages, the current message's scores and text, the
         learned past-request votes as a catalog row (``None`` without any), and the parts."""
-        texts = [u for u in users if u and u.strip()][-MAX_MESSAGES:]
+        texts = said(users)[-MAX_MESSAGES:]
         parts = [self._message(t) for t in texts]
         messages = [p[0] for p in parts]
         votes = self._votes(signals, parts, weights(messages))
@@ -580,7 +585,7 @@ class IndexSelector:
     def tasks(self, users: Sequence[str]) -> int:
         """How many tasks the latest user message states (:func:`task_count`; 0 without one);
         the boundary scored these messages already, so this reads cached scores."""
-        texts = [u for u in users if u and u.strip()][-MAX_MESSAGES:]
+        texts = said(users)[-MAX_MESSAGES:]
         if not texts:
             return 0
         parts = [self._message(t) for t in texts]
@@ -593,7 +598,7 @@ class IndexSelector:
         message's sentences and the earlier task messages each keep their best tools), then the
         learned past-request votes and companions of strong picks, then bundle-mates.
         """
-        if not [u for u in users if u and u.strip()]:
+        if not said(users):
             return []
         messages, current, text, votes, _ = self._conversation(users, signals)
         final = combine(messages)  # votes join below: raising the top would raise the bar
@@ -604,15 +609,12 @@ class IndexSelector:
             return []
         top = float(final[main[0]])
         chosen += [i for i in voted(votes) if i not in chosen][: max(k - len(chosen), 0)]
-        out = [Candidate(idx.names[i], "semantic", float(final[i])) for i in chosen]
+        out = self._scored(chosen, final)
         strong = [idx.names[i] for i in chosen if final[i] >= COMPANION_FROM * top]
         out += self._companions(signals, strong, top, {c.name for c in out})[: k - len(out)]
         taken = {c.name for c in out}
         pulled = [i for i in mates(chosen, final, idx.bundles) if idx.names[i] not in taken]
-        return (
-            out
-            + [Candidate(idx.names[i], "semantic", float(final[i])) for i in pulled][: k - len(out)]
-        )
+        return out + self._scored(pulled, final)[: k - len(out)]
 
     def growth(
         self,
@@ -628,21 +630,25 @@ class IndexSelector:
         ("check the stock price of Tesla" -> "which ticker?") must still load its tool at the
         reply ("TSLA."), which backs nothing itself, when no growth ran in between.
         """
-        if not [u for u in users if u and u.strip()]:
+        if not said(users):
             return []
         messages, _, _, votes, parts = self._conversation(users, signals)
         final = combine(messages, votes)
         have = [self.index.position[n] for n in loaded if n in self.index.position]
-        new = len([u for u in users[len(users) - max(fresh, 1) :] if u and u.strip()])
+        new = len(said(users[len(users) - max(fresh, 1) :]))
         news = parts[len(parts) - min(max(new, 1), len(parts)) :]
         backs = [support(s.lexical_z, s.dense_z, self.index.dense_ready) for _, s, _ in news]
         grown = growth(final, evidence(messages), have, np.max(backs, axis=0))
         grown += self._new_tasks(news, backs, have, grown)
         grown += [i for i in self._voted_now(signals, parts, len(news)) if i not in have + grown]
-        out = [Candidate(self.index.names[i], "semantic", float(final[i])) for i in grown]
+        out = self._scored(grown, final)
         top = max((c.score or 0.0 for c in out), default=0.0)
         taken = set(loaded) | {c.name for c in out}
         return out + self._companions(signals, [c.name for c in out], top, taken)
+
+    def _scored(self, ids: Sequence[int], final: Row) -> list[Candidate]:
+        """The tools at catalog positions ``ids`` with their conversation scores."""
+        return [Candidate(self.index.names[i], "semantic", float(final[i])) for i in ids]
 
     def _new_tasks(
         self, news: Sequence[Part], backs: Sequence[Row], have: list[int], grown: list[int]
