@@ -35,7 +35,7 @@ from tooltray.memory.core.policy import (
     profile_named,
 )
 from tooltray.memory.core.policy import opening as open_picks
-from tooltray.memory.core.prompt import bundle_menu, defers, text_block
+from tooltray.memory.core.prompt import PromptView, bundle_menu, defers, text_block
 from tooltray.memory.core.session import MODE_ALL, MODE_SELECTED, SessionState
 from tooltray.memory.embedders.base import Progress
 from tooltray.memory.metatools.meta_tools import shown_meta_specs
@@ -105,6 +105,9 @@ class Plan:
     loads: list[Candidate] = field(default_factory=list)
 
 
+PREFIXES_KEPT = 256
+
+
 @dataclass
 class Catalog:
     """What depends on the allowed catalog as a whole, prepared once per allowed set."""
@@ -126,6 +129,16 @@ class Catalog:
     #: the allowed tools by exact name, in catalog order: one lookup for a list of names
     allowed: dict[str, ToolSpec] = field(default_factory=dict)
     profile: Profile = field(default_factory=lambda: profile_named("price"))
+
+    #: prefix views rendered for this catalog (see ``trinket._prefix``), a few hundred at most
+    prefixes: dict[tuple[Any, ...], PromptView] = field(default_factory=dict)
+
+    def keep_prefix(self, key: tuple[Any, ...], view: PromptView) -> None:
+        """Remember a rendered prefix view; the oldest half goes when the cache is full."""
+        if len(self.prefixes) >= PREFIXES_KEPT:
+            for old in list(self.prefixes)[: PREFIXES_KEPT // 2]:
+                del self.prefixes[old]
+        self.prefixes[key] = view
 
     def pick(self, names: Sequence[str]) -> list[ToolSpec]:
         """The allowed tools called exactly ``names``, in that order (others left out)."""
@@ -293,21 +306,30 @@ class Planner:
     ) -> Plan:
         """Initial selection (start/resume) or growth (later turns, append-only); ``fresh``
         counts the user messages since the last growth."""
-        fits = initial and self._fits()
-        picks = self._picks(users, state.session_id) if initial and not fits else []
-        cat = self.catalog()
-        opening = self._opening(picks)
-        if initial and (fits or self._everything(opening, users)):
+        if not initial:
+            return self._grow(state, users, fresh)
+        fits = self._fits()
+        opening = self._opening([] if fits else self._picks(users, state.session_id))
+        if fits or self._everything(opening, users):
             names = [s.name for s in self.registry.allowed()]
             return Plan(MODE_ALL, [Candidate(n, "all") for n in names if not state.is_loaded(n)])
-        if state.selection_mode == MODE_ALL and not initial:
+        cands = order_candidates(self._core(), self._skill_tools(users), opening.held)
+        return self._admitted(state, users, fresh, cands)
+
+    def _grow(self, state: SessionState, users: Sequence[str], fresh: int) -> Plan:
+        """A later turn: nothing in ``all`` mode, else growth (every turn's picks under the
+        caps with ``growth = "every_turn"``)."""
+        if state.selection_mode == MODE_ALL:
             return Plan(MODE_ALL)
-        if initial:
-            cands = order_candidates(self._core(), self._skill_tools(users), opening.held)
-        elif self.settings.growth == "every_turn":
-            cands = self._picks(users, state.session_id)
-        else:
+        if self.settings.growth != "every_turn":
             return Plan(MODE_SELECTED, self._growth(state, users, fresh))
+        return self._admitted(state, users, fresh, self._picks(users, state.session_id))
+
+    def _admitted(
+        self, state: SessionState, users: Sequence[str], fresh: int, cands: list[Candidate]
+    ) -> Plan:
+        """``cands`` admitted in order under the caps, then what a resumed session grows."""
+        cat = self.catalog()
         cands = [c for c in cands if c.name in cat.allowed]
         caps = Caps(self.settings.max_tools, self.settings.token_budget)
         picks = admit(cands, cat.tokens, caps, state.snapshot.loaded)

@@ -118,31 +118,46 @@ def selected_view(
     stored = meta.get("prefix") if settings.reveal == "append" else None
     prefix_names, revealed_names = split_loaded(state.loaded_names(), stored)
     cat = planner.catalog()
-    specs = planner.shown(cat.pick(prefix_names))
-    choosing = state.selection_mode != "all"
     native = settings.path in NATIVE_PATHS
     deferring = defers(settings.path, settings.reveal, meta)
-    if choosing and native:
-        specs = [*shown_meta_specs(settings.reveal, deferring), *specs]
-    view = compose(
-        session_id=state.session_id,
-        turn=state.turn,
-        path=settings.path,
-        mode=state.selection_mode,
-        instructions=settings.instructions,
-        specs=specs,
-        menu=cat.menu if choosing else "",
-        eager_tokens=cat.eager_tokens,
-        code_callers=settings.code_callers,
-    )
+    view = _prefix(settings, planner, prefix_names, state.selection_mode, deferring)
     revealed = cat.pick(revealed_names)
     loaded = view.loaded + tuple(s.name for s in revealed)
-    view = replace(view, revealed=tuple(revealed), loaded=loaded)
+    view = replace(
+        view, session_id=state.session_id, turn=state.turn, revealed=tuple(revealed), loaded=loaded
+    )
     reveals = _by_turn(stored_reveals(meta.get("reveals")) if stored is not None else [])
     if deferring:
         addition = adds(settings.path, settings.reveal, settings.tool_addition, meta)
         return replace(_deferring(view, registry, cat, reveals), addition=addition)
     return replace(view, notes=_notes(reveals, planner, native))
+
+
+def _prefix(
+    settings: Settings, planner: Planner, names: list[str], mode: str, deferring: bool
+) -> PromptView:
+    """The view of a prefix (meta-tools, ``names``, the menu), rendered once per catalog: it is
+    byte-stable between boundaries, so a later turn that only reveals re-uses it whole."""
+    cat, choosing = planner.catalog(), mode != "all"
+    key = (tuple(names), mode, deferring, settings.path, settings.reveal, settings.instructions)
+    key += (settings.code_callers,)
+    if key not in cat.prefixes:
+        specs = planner.shown(cat.pick(names))
+        if choosing and settings.path in NATIVE_PATHS:
+            specs = [*shown_meta_specs(settings.reveal, deferring), *specs]
+        view = compose(
+            session_id="",
+            turn=0,
+            path=settings.path,
+            mode=mode,
+            instructions=settings.instructions,
+            specs=specs,
+            menu=cat.menu if choosing else "",
+            eager_tokens=cat.eager_tokens,
+            code_callers=settings.code_callers,
+        )
+        cat.keep_prefix(key, view)
+    return cat.prefixes[key]
 
 
 def _deferring(

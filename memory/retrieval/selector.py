@@ -16,7 +16,7 @@ know (it exposes every tool and records the outage); ``lexical`` answers ``load_
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -122,7 +122,9 @@ class NoSignals:
 
 @dataclass(frozen=True)
 class SessionSignals:
-    """``inner`` as one session asks it: the session's own past turns never vote.
+    """``inner`` as one session asks it during one selection: the session's own past turns
+    never vote, and a question asked twice (a later turn's growth, then the picks it may
+    reveal, ask the conversation's votes) is read from the store once.
 
     Its earlier requests led to tools that are loaded already; as the nearest rows to its next
     message they would crowd out the other sessions' turns that know the new task's tool
@@ -132,6 +134,9 @@ class SessionSignals:
 
     inner: SelectionSignals
     session: str
+    answers: dict[tuple[Any, ...], dict[str, float]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     def companions(self, tools: Sequence[str]) -> dict[str, float]:
         """The inner companions (co-use counts carry no session)."""
@@ -143,8 +148,17 @@ class SessionSignals:
         weights: Sequence[float] | None = None,
         session: str | None = None,
     ) -> dict[str, float]:
-        """The inner votes of every other session."""
-        return self.inner.past_requests(vectors, weights, session or self.session)
+        """The inner votes of every other session (once per question)."""
+        asked = (
+            vectors.shape,
+            vectors.tobytes(),
+            None if weights is None else tuple(weights),
+            session,
+        )
+        if asked not in self.answers:
+            inner = self.inner.past_requests(vectors, weights, session or self.session)
+            self.answers[asked] = inner
+        return self.answers[asked]
 
     def session_needs(self, growth_miss: float) -> tuple[float, int]:
         """The inner sessions' needs (a session's own turns are a small share of them)."""
