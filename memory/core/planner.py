@@ -47,6 +47,7 @@ from tooltray.memory.retrieval.selector import (
     SessionSignals,
     build_selector,
     lexical_selector,
+    said,
 )
 from tooltray.memory.retrieval.skills import SkillLibrary, load_skills
 from tooltray.memory.store.records import Changes, Load, SelectionMode, Unload
@@ -295,7 +296,7 @@ class Planner:
         this turn. A follow-up (matching nothing strongly) is never the request while a task
         message exists. Without a retrieval index, the latest message.
         """
-        texts = [u for u in users if u and u.strip()]
+        texts = said(users)
         lessons = self._lessons() if texts else None
         if not texts or lessons is None:
             return texts[-1] if texts else None

@@ -740,8 +740,9 @@ class ToolLoaderTrinket:
         changes.meta.update(self._reveal_meta(state, names, first))
         self.journal.commit(state, changes)
         if plan.loads:
-            why = ", ".join(f"{c.name} ({c.source} {c.score or 0:.2f})" for c in plan.loads)
-            log.info("%s turn %d %s: %s", state.session_id, state.turn, plan.mode, why)
+            if log.isEnabledFor(logging.INFO):  # the reasons are formatted only when logged
+                why = ", ".join(f"{c.name} ({c.source} {c.score or 0:.2f})" for c in plan.loads)
+                log.info("%s turn %d %s: %s", state.session_id, state.turn, plan.mode, why)
             loaded = p.ToolsLoaded(turn=state.turn, tools=names, source=plan.loads[0].source)
             self.journal.announce(sig.tools_loaded, state.session_id, loaded)
 
