@@ -139,8 +139,8 @@ def _prefix(
     """The view of a prefix (meta-tools, ``names``, the menu), rendered once per catalog: it is
     byte-stable between boundaries, so a later turn that only reveals re-uses it whole."""
     cat, choosing = planner.catalog(), mode != "all"
-    key = (tuple(names), mode, deferring, settings.path, settings.reveal, settings.instructions)
-    key += (settings.code_callers,)
+    s = settings
+    key = (tuple(names), mode, deferring, s.path, s.reveal, s.instructions, s.code_callers)
     if key not in cat.prefixes:
         specs = planner.shown(cat.pick(names))
         if choosing and settings.path in NATIVE_PATHS:
