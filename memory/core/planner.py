@@ -23,7 +23,6 @@ from tooltray.memory.config import Settings
 from tooltray.memory.core.policy import (
     Caps,
     Opening,
-    Priced,
     Profile,
     admit,
     admit_growth,
@@ -31,12 +30,12 @@ from tooltray.memory.core.policy import (
     expired_fallbacks,
     idle_tools,
     later_needs,
-    opening,
     order_candidates,
     priced,
     profile_named,
 )
-from tooltray.memory.core.prompt import bundle_menu, defers, text_block
+from tooltray.memory.core.policy import opening as open_picks
+from tooltray.memory.core.prompt import PromptView, bundle_menu, defers, text_block
 from tooltray.memory.core.session import MODE_ALL, MODE_SELECTED, SessionState
 from tooltray.memory.embedders.base import Progress
 from tooltray.memory.metatools.meta_tools import shown_meta_specs
@@ -48,6 +47,7 @@ from tooltray.memory.retrieval.selector import (
     SessionSignals,
     build_selector,
     lexical_selector,
+    said,
 )
 from tooltray.memory.retrieval.skills import SkillLibrary, load_skills
 from tooltray.memory.store.records import Changes, Load, SelectionMode, Unload
@@ -106,8 +106,13 @@ class Plan:
     loads: list[Candidate] = field(default_factory=list)
 
 
+PREFIXES_KEPT = 256
+
+
 @dataclass
-class _Catalog:
+class Catalog:
+    """What depends on the allowed catalog as a whole, prepared once per allowed set."""
+
     key: Any
     tokens: dict[str, int]
     eager_tokens: int
@@ -122,6 +127,23 @@ class _Catalog:
     #: boundary prices, in the unit of ``eager_tokens``; ``tokens`` (native schemas) are what
     #: the caps count
     priced: dict[str, int] = field(default_factory=dict)
+    #: the allowed tools by exact name, in catalog order: one lookup for a list of names
+    allowed: dict[str, ToolSpec] = field(default_factory=dict)
+    profile: Profile = field(default_factory=lambda: profile_named("price"))
+
+    #: prefix views rendered for this catalog (see ``trinket._prefix``), a few hundred at most
+    prefixes: dict[tuple[Any, ...], PromptView] = field(default_factory=dict)
+
+    def keep_prefix(self, key: tuple[Any, ...], view: PromptView) -> None:
+        """Remember a rendered prefix view; the oldest half goes when the cache is full."""
+        if len(self.prefixes) >= PREFIXES_KEPT:
+            for old in list(self.prefixes)[: PREFIXES_KEPT // 2]:
+                del self.prefixes[old]
+        self.prefixes[key] = view
+
+    def pick(self, names: Sequence[str]) -> list[ToolSpec]:
+        """The allowed tools called exactly ``names``, in that order (others left out)."""
+        return [self.allowed[n] for n in names if n in self.allowed]
 
 
 class Planner:
@@ -150,9 +172,9 @@ class Planner:
         self.settings = settings
         self.store = store
         self.signals: SelectionSignals = signals if signals is not None else NoSignals()
-        self._catalog: _Catalog | None = None
+        self._catalog: Catalog | None = None
 
-    def catalog(self) -> _Catalog:
+    def catalog(self) -> Catalog:
         """Token counts, menu and eager cost of the allowed catalog (rebuilt when it changes)."""
         key = (self.registry.fingerprint, self.settings.path, self.settings.reveal)
         if self._catalog is None or self._catalog.key != key:
@@ -165,7 +187,9 @@ class Planner:
             eager = self._eager(specs)
             menu = bundle_menu(self.registry.bundles())
             fixed = self._fixed(menu)
-            self._catalog = _Catalog(key, tokens, eager, menu, fixed, spans=spans, priced=priced)
+            self._catalog = Catalog(key, tokens, eager, menu, fixed, spans=spans, priced=priced)
+            self._catalog.allowed = {s.name: s for s in self.registry.allowed()}
+            self._catalog.profile = profile_named(self.settings.cost_profile)
         return self._catalog
 
     def shown(self, specs: Sequence[ToolSpec]) -> list[ToolSpec]:
@@ -272,7 +296,7 @@ class Planner:
         this turn. A follow-up (matching nothing strongly) is never the request while a task
         message exists. Without a retrieval index, the latest message.
         """
-        texts = [u for u in users if u and u.strip()]
+        texts = said(users)
         lessons = self._lessons() if texts else None
         if not texts or lessons is None:
             return texts[-1] if texts else None
@@ -283,23 +307,33 @@ class Planner:
     ) -> Plan:
         """Initial selection (start/resume) or growth (later turns, append-only); ``fresh``
         counts the user messages since the last growth."""
-        fits = initial and self._fits()
-        picks = self._picks(users, state.session_id) if initial and not fits else []
-        opening = self._opening(picks)
-        if initial and (fits or self._everything(opening, users)):
+        if not initial:
+            return self._grow(state, users, fresh)
+        fits = self._fits()
+        opening = self._opening([] if fits else self._picks(users, state.session_id))
+        if fits or self._everything(opening, users):
             names = [s.name for s in self.registry.allowed()]
             return Plan(MODE_ALL, [Candidate(n, "all") for n in names if not state.is_loaded(n)])
-        if state.selection_mode == MODE_ALL and not initial:
+        cands = order_candidates(self._core(), self._skill_tools(users), opening.held)
+        return self._admitted(state, users, fresh, cands)
+
+    def _grow(self, state: SessionState, users: Sequence[str], fresh: int) -> Plan:
+        """A later turn: nothing in ``all`` mode, else growth (every turn's picks under the
+        caps with ``growth = "every_turn"``)."""
+        if state.selection_mode == MODE_ALL:
             return Plan(MODE_ALL)
-        if initial:
-            cands = order_candidates(self._core(), self._skill_tools(users), opening.held)
-        elif self.settings.growth == "every_turn":
-            cands = self._picks(users, state.session_id)
-        else:
+        if self.settings.growth != "every_turn":
             return Plan(MODE_SELECTED, self._growth(state, users, fresh))
-        cands = [c for c in cands if self.registry.is_allowed(c.name)]
+        return self._admitted(state, users, fresh, self._picks(users, state.session_id))
+
+    def _admitted(
+        self, state: SessionState, users: Sequence[str], fresh: int, cands: list[Candidate]
+    ) -> Plan:
+        """``cands`` admitted in order under the caps, then what a resumed session grows."""
+        cat = self.catalog()
+        cands = [c for c in cands if c.name in cat.allowed]
         caps = Caps(self.settings.max_tools, self.settings.token_budget)
-        picks = admit(cands, self.catalog().tokens, caps, state.snapshot.loaded)
+        picks = admit(cands, cat.tokens, caps, state.snapshot.loaded)
         return Plan(MODE_SELECTED, picks + self._resume_growth(state, users, fresh, picks))
 
     def _fits(self) -> bool:
@@ -315,8 +349,9 @@ class Planner:
         activation-share rule."""
         if self.settings.opening == "share":
             return False
-        held = self.fixed_tokens() + self._core_tokens() + opening.tokens
-        return everything(self.eager_tokens(), held, opening, self._needs(users), self.profile())
+        cat = self.catalog()
+        held = cat.fixed + self._core_tokens() + opening.tokens
+        return everything(cat.eager_tokens, held, opening, self._needs(users), cat.profile)
 
     def _needs(self, users: Sequence[str]) -> float:
         """The chance mass a session spreads over the catalog: a tool for each task its message
@@ -330,15 +365,12 @@ class Planner:
         return later_needs(mean, first, n)
 
     def _opening(self, picks: Sequence[Candidate]) -> Opening:
-        share = self.settings.opening == "share"
-        return opening(picks, self.catalog().priced, self.profile(), share=share)
-
-    def _priced(self, picks: Sequence[Candidate]) -> list[Priced]:
-        return priced(picks, self.catalog().priced, self.profile())
+        cat, share = self.catalog(), self.settings.opening == "share"
+        return open_picks(picks, cat.priced, cat.profile, share=share)
 
     def profile(self) -> Profile:
         """The cost profile the boundary's decision minimises (``cost_profile``)."""
-        return profile_named(self.settings.cost_profile)
+        return self.catalog().profile
 
     def fixed_tokens(self) -> int:
         """What selection always shows: the meta-tools (and the bridge) and the bundle menu."""
@@ -355,7 +387,7 @@ class Planner:
         signals = SessionSignals(self.signals, state.session_id)
         cands = self.selector().growth(users, signals, names, fresh)
         cands += self._worth_revealing(users, signals, set(names) | {c.name for c in cands})
-        cands = [c for c in cands if self.registry.is_allowed(c.name)]
+        cands = [c for c in cands if c.name in self.catalog().allowed]
         return admit_growth(cands, state.snapshot.loaded, self.settings.hard_max_tools)
 
     def _worth_revealing(
@@ -368,7 +400,9 @@ class Planner:
         if self.settings.reveal != "append" or self.settings.opening != "priced":
             return []
         picks = self.selector().boundary(users, signals)
-        return [c for c, _, _, keep in self._priced(picks) if keep and c.name not in taken]
+        cat = self.catalog()
+        rows = priced(picks, cat.priced, cat.profile)
+        return [c for c, _, _, keep in rows if keep and c.name not in taken]
 
     def _resume_growth(
         self, state: SessionState, users: Sequence[str], fresh: int, picks: Sequence[Candidate]

@@ -147,7 +147,7 @@ class SessionState:
 
     def is_loaded(self, name: str) -> bool:
         """True when ``name`` is in the loaded set (fallback loads included)."""
-        return any(t.name == name for t in self.snapshot.loaded)
+        return name in self.snapshot.names()
 
 
 log = logging.getLogger("tooltray")

@@ -29,7 +29,7 @@ from tooltray.memory.config import Settings
 from tooltray.memory.core import inputs
 from tooltray.memory.core.fork import fork_session, not_refused
 from tooltray.memory.core.meter import PromptMeter
-from tooltray.memory.core.planner import Plan, Planner, evict, expire_fallback
+from tooltray.memory.core.planner import Catalog, Planner, evict, expire_fallback
 from tooltray.memory.core.prompt import (
     NATIVE_PATHS,
     PromptView,
@@ -117,35 +117,51 @@ def selected_view(
     meta = state.snapshot.meta
     stored = meta.get("prefix") if settings.reveal == "append" else None
     prefix_names, revealed_names = split_loaded(state.loaded_names(), stored)
-    specs = planner.shown(_allowed(registry, prefix_names))
-    choosing = state.selection_mode != "all"
+    cat = planner.catalog()
     native = settings.path in NATIVE_PATHS
     deferring = defers(settings.path, settings.reveal, meta)
-    if choosing and native:
-        specs = shown_meta_specs(settings.reveal, deferring) + specs
-    view = compose(
-        session_id=state.session_id,
-        turn=state.turn,
-        path=settings.path,
-        mode=state.selection_mode,
-        instructions=settings.instructions,
-        specs=specs,
-        menu=planner.menu() if choosing else "",
-        eager_tokens=planner.eager_tokens(),
-        code_callers=settings.code_callers,
-    )
-    revealed = _allowed(registry, revealed_names)
+    view = _prefix(settings, planner, prefix_names, state.selection_mode, deferring)
+    revealed = cat.pick(revealed_names)
     loaded = view.loaded + tuple(s.name for s in revealed)
-    view = replace(view, revealed=tuple(revealed), loaded=loaded)
+    view = replace(
+        view, session_id=state.session_id, turn=state.turn, revealed=tuple(revealed), loaded=loaded
+    )
     reveals = _by_turn(stored_reveals(meta.get("reveals")) if stored is not None else [])
     if deferring:
         addition = adds(settings.path, settings.reveal, settings.tool_addition, meta)
-        return replace(_deferring(view, registry, reveals), addition=addition)
-    return replace(view, notes=_notes(reveals, registry, planner, native))
+        return replace(_deferring(view, registry, cat, reveals), addition=addition)
+    return replace(view, notes=_notes(reveals, planner, native))
+
+
+def _prefix(
+    settings: Settings, planner: Planner, names: list[str], mode: str, deferring: bool
+) -> PromptView:
+    """The view of a prefix (meta-tools, ``names``, the menu), rendered once per catalog: it is
+    byte-stable between boundaries, so a later turn that only reveals re-uses it whole."""
+    cat, choosing = planner.catalog(), mode != "all"
+    s = settings
+    key = (tuple(names), mode, deferring, s.path, s.reveal, s.instructions, s.code_callers)
+    if key not in cat.prefixes:
+        specs = planner.shown(cat.pick(names))
+        if choosing and settings.path in NATIVE_PATHS:
+            specs = [*shown_meta_specs(settings.reveal, deferring), *specs]
+        view = compose(
+            session_id="",
+            turn=0,
+            path=settings.path,
+            mode=mode,
+            instructions=settings.instructions,
+            specs=specs,
+            menu=cat.menu if choosing else "",
+            eager_tokens=cat.eager_tokens,
+            code_callers=settings.code_callers,
+        )
+        cat.keep_prefix(key, view)
+    return cat.prefixes[key]
 
 
 def _deferring(
-    view: PromptView, registry: ToolRegistry, reveals: dict[int, list[str]]
+    view: PromptView, registry: ToolRegistry, cat: Catalog, reveals: dict[int, list[str]]
 ) -> PromptView:
     """``view`` for a provider that defers tools: every allowed tool outside its full part is
     declared deferred in catalog order, so ``tools=`` changes only at boundaries, and each
@@ -156,16 +172,11 @@ def _deferring(
         deferring=True,
         deferred=tuple(s for s in registry.allowed() if s.name not in shown),
         bundles=tuple(registry.bundles()),
-        reveals=tuple((t, tuple(_allowed(registry, n))) for t, n in reveals.items()),
+        reveals=tuple((t, tuple(cat.pick(n))) for t, n in reveals.items()),
     )
     return replace(
         view, prefix_hash=prefix_digest(view.system_prefix, canonical_json(view.tools()))
     )
-
-
-def _allowed(registry: ToolRegistry, names: Sequence[str]) -> list[ToolSpec]:
-    specs = [s for s in (registry.get(n) for n in names) if s is not None]
-    return [s for s in specs if registry.is_allowed(s.name)]
 
 
 def _by_turn(reveals: Sequence[tuple[int, list[str]]]) -> dict[int, list[str]]:
@@ -177,12 +188,12 @@ def _by_turn(reveals: Sequence[tuple[int, list[str]]]) -> dict[int, list[str]]:
 
 
 def _notes(
-    reveals: dict[int, list[str]], registry: ToolRegistry, planner: Planner, native: bool
+    reveals: dict[int, list[str]], planner: Planner, native: bool
 ) -> tuple[tuple[int, str], ...]:
     """Each turn's reveal note, keyed by its user turn."""
     out = []
     for turn, names in reveals.items():
-        text = note(planner.shown(_allowed(registry, names)), native)
+        text = note(planner.shown(planner.catalog().pick(names)), native)
         if text:
             out.append((turn, text))
     return tuple(out)
@@ -681,7 +692,10 @@ class ToolLoaderTrinket:
             self._select(state, users)
         except TooltrayError as exc:
             self._degrade(state, "selection", exc)
-        view = self._view(state)
+        if state.health == "degraded":
+            view = self.all_tools_view(state.session_id, state.turn, "degraded", self._eager())
+        else:
+            view = selected_view(state, self.settings, self.registry, self.planner)
         self._record_turn(state, view)
         self._meter(state.session_id).observe(view, messages)
         return view
@@ -722,21 +736,21 @@ class ToolLoaderTrinket:
         if first and users:
             changes.meta = {"selected": True, "mode": plan.mode, "grown": state.turn}
             changes.events.append(self._event(state, "selected", None, plan.mode))
-        changes.meta.update(self._reveal_meta(state, plan, first))
+        names = [c.name for c in plan.loads]
+        changes.meta.update(self._reveal_meta(state, names, first))
         self.journal.commit(state, changes)
         if plan.loads:
-            names = [c.name for c in plan.loads]
-            why = ", ".join(f"{c.name} ({c.source} {c.score or 0:.2f})" for c in plan.loads)
-            log.info("%s turn %d %s: %s", state.session_id, state.turn, plan.mode, why)
+            if log.isEnabledFor(logging.INFO):  # the reasons are formatted only when logged
+                why = ", ".join(f"{c.name} ({c.source} {c.score or 0:.2f})" for c in plan.loads)
+                log.info("%s turn %d %s: %s", state.session_id, state.turn, plan.mode, why)
             loaded = p.ToolsLoaded(turn=state.turn, tools=names, source=plan.loads[0].source)
             self.journal.announce(sig.tools_loaded, state.session_id, loaded)
 
-    def _reveal_meta(self, state: SessionState, plan: Plan, first: bool) -> SessionMeta:
-        """Where a plan's loads go with ``reveal = "append"``: a boundary's make the prefix
-        (what is loaded, then the loads); a later turn's are revealed before its message."""
+    def _reveal_meta(self, state: SessionState, names: list[str], first: bool) -> SessionMeta:
+        """Where a plan's loads (``names``) go with ``reveal = "append"``: a boundary's make the
+        prefix (what is loaded, then the loads); a later turn's are revealed before its message."""
         if self.settings.reveal != "append":
             return {}
-        names = [c.name for c in plan.loads]
         if first:
             return _new_prefix(state.loaded_names() + names)
         if not names:
@@ -747,12 +761,13 @@ class ToolLoaderTrinket:
     def _reveal_note(self, state: SessionState, added: Sequence[str]) -> str:
         """What a ``load_tools`` answer appends with ``reveal = "append"``: the loaded tools'
         listing, since they are not in ``tools=`` (the conversation keeps the answer)."""
-        prefix = state.snapshot.meta.get("prefix")
-        if self.settings.reveal != "append" or prefix is None or not added or self._defers(state):
+        s, meta = self.settings, state.snapshot.meta
+        prefix = meta.get("prefix")
+        if s.reveal != "append" or prefix is None or not added or defers(s.path, s.reveal, meta):
             return ""
-        names = [n for n in added if n not in set(prefix)]
-        specs = [s for s in map(self.registry.get, names) if s is not None]
-        shown = note(self.planner.shown(specs), self.settings.path != "text")
+        inside = set(prefix)
+        specs = self.planner.catalog().pick([n for n in added if n not in inside])
+        shown = note(self.planner.shown(specs), s.path != "text")
         return "\n" + shown if shown else ""
 
     def _defers(self, state: SessionState) -> bool:
@@ -764,11 +779,6 @@ class ToolLoaderTrinket:
         if self.settings.reveal != "append" or not state.selected:
             return {}
         return _new_prefix(state.loaded_names())
-
-    def _view(self, state: SessionState) -> PromptView:
-        if state.health == "degraded":
-            return self.all_tools_view(state.session_id, state.turn, "degraded", self._eager())
-        return selected_view(state, self.settings, self.registry, self.planner)
 
     def _record_turn(self, state: SessionState, view: PromptView) -> None:
         """One ``turns`` row per turn with the prefix hash handed out (upserted on a change)."""
@@ -784,7 +794,7 @@ class ToolLoaderTrinket:
         def search(query: str) -> list[Candidate]:
             loaded = set(state.loaded_names())
             try:
-                return self.planner.search(query, loaded)
+                return self.planner.selector().search(query, loaded)
             except TooltrayError as exc:
                 self._degrade(state, "selection", exc)
                 return self.planner.search_lexically(query, loaded)

@@ -15,6 +15,7 @@ import difflib
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any, Literal, Protocol
 
 from tooltray.events import payloads as p
@@ -61,6 +62,12 @@ _NAMES_SCHEMA = {
 
 def meta_tool_specs(*, with_read_result: bool = True) -> list[ToolSpec]:
     """The meta-tools in the fixed order they lead every ``tools=`` list."""
+    return list(_meta_specs(with_read_result))
+
+
+@cache
+def _meta_specs(with_read_result: bool) -> tuple[ToolSpec, ...]:
+    """Built and validated once: the specs are frozen and the same on every call."""
     specs = [
         ToolSpec(
             name=LOAD_TOOLS,
@@ -116,10 +123,11 @@ def meta_tool_specs(*, with_read_result: bool = True) -> list[ToolSpec]:
                 source="meta",
             )
         )
-    return specs
+    return tuple(specs)
 
 
-def shown_meta_specs(reveal: str, deferring: bool = False) -> list[ToolSpec]:
+@cache
+def shown_meta_specs(reveal: str, deferring: bool = False) -> tuple[ToolSpec, ...]:
     """The meta-tools ``tools=`` leads with. Revealing by appending shows only ``load_tools``
     and the ``call_tool`` bridge: unloading saves nothing while the prefix stays fixed,
     ``read_result`` is named in every shortened result (so both are reached through the
@@ -127,14 +135,15 @@ def shown_meta_specs(reveal: str, deferring: bool = False) -> list[ToolSpec]:
     schema left out is saved on every call of every session. Where the provider defers tools
     (``deferring``) there is no bridge: it makes revealed tools callable itself, so
     ``read_result`` is shown in its place."""
-    specs = meta_tool_specs()
+    specs = _meta_specs(True)
     if reveal != "append":
         return specs
     if deferring:
-        return [s for s in specs if s.name in (LOAD_TOOLS, READ_RESULT)]
-    return [s for s in specs if s.name == LOAD_TOOLS] + [bridge_spec()]
+        return tuple(s for s in specs if s.name in (LOAD_TOOLS, READ_RESULT))
+    return (*(s for s in specs if s.name == LOAD_TOOLS), bridge_spec())
 
 
+@cache
 def bridge_spec() -> ToolSpec:
     """``call_tool``: byte-stable in ``tools=``, it reaches every tool revealed after it."""
     return ToolSpec(

@@ -16,7 +16,7 @@ know (it exposes every tool and records the outage); ``lexical`` answers ``load_
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -122,7 +122,9 @@ class NoSignals:
 
 @dataclass(frozen=True)
 class SessionSignals:
-    """``inner`` as one session asks it: the session's own past turns never vote.
+    """``inner`` as one session asks it during one selection: the session's own past turns
+    never vote, and a question asked twice (a later turn's growth, then the picks it may
+    reveal, ask the conversation's votes) is read from the store once.
 
     Its earlier requests led to tools that are loaded already; as the nearest rows to its next
     message they would crowd out the other sessions' turns that know the new task's tool
@@ -132,6 +134,9 @@ class SessionSignals:
 
     inner: SelectionSignals
     session: str
+    answers: dict[tuple[Any, ...], dict[str, float]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     def companions(self, tools: Sequence[str]) -> dict[str, float]:
         """The inner companions (co-use counts carry no session)."""
@@ -143,8 +148,17 @@ class SessionSignals:
         weights: Sequence[float] | None = None,
         session: str | None = None,
     ) -> dict[str, float]:
-        """The inner votes of every other session."""
-        return self.inner.past_requests(vectors, weights, session or self.session)
+        """The inner votes of every other session (once per question)."""
+        asked = (
+            vectors.shape,
+            vectors.tobytes(),
+            None if weights is None else tuple(weights),
+            session,
+        )
+        if asked not in self.answers:
+            inner = self.inner.past_requests(vectors, weights, session or self.session)
+            self.answers[asked] = inner
+        return self.answers[asked]
 
     def session_needs(self, growth_miss: float) -> tuple[float, int]:
         """The inner sessions' needs (a session's own turns are a small share of them)."""
@@ -245,6 +259,11 @@ class MessageScores:
         """The best score: how strongly the message matches anything."""
         finite = self.final[np.isfinite(self.final)]
         return float(finite.max()) if finite.size else 0.0
+
+
+def said(users: Sequence[str]) -> list[str]:
+    """The user messages that say something (a blank one asks for nothing), oldest first."""
+    return [u for u in users if u and u.strip()]
 
 
 def tasks(messages: Sequence[MessageScores]) -> list[bool]:
@@ -518,7 +537,7 @@ class IndexSelector:
     def _conversation(self, users: Sequence[str], signals: SelectionSignals) -> tuple[Any, ...]:
         """Per-message scores of the latest messages, the current message's scores and text, the
         learned past-request votes as a catalog row (``None`` without any), and the parts."""
-        texts = [u for u in users if u and u.strip()][-MAX_MESSAGES:]
+        texts = said(users)[-MAX_MESSAGES:]
         parts = [self._message(t) for t in texts]
         messages = [p[0] for p in parts]
         votes = self._votes(signals, parts, weights(messages))
@@ -580,7 +599,7 @@ class IndexSelector:
     def tasks(self, users: Sequence[str]) -> int:
         """How many tasks the latest user message states (:func:`task_count`; 0 without one);
         the boundary scored these messages already, so this reads cached scores."""
-        texts = [u for u in users if u and u.strip()][-MAX_MESSAGES:]
+        texts = said(users)[-MAX_MESSAGES:]
         if not texts:
             return 0
         parts = [self._message(t) for t in texts]
@@ -593,7 +612,7 @@ class IndexSelector:
         message's sentences and the earlier task messages each keep their best tools), then the
         learned past-request votes and companions of strong picks, then bundle-mates.
         """
-        if not [u for u in users if u and u.strip()]:
+        if not said(users):
             return []
         messages, current, text, votes, _ = self._conversation(users, signals)
         final = combine(messages)  # votes join below: raising the top would raise the bar
@@ -604,15 +623,12 @@ class IndexSelector:
             return []
         top = float(final[main[0]])
         chosen += [i for i in voted(votes) if i not in chosen][: max(k - len(chosen), 0)]
-        out = [Candidate(idx.names[i], "semantic", float(final[i])) for i in chosen]
+        out = self._scored(chosen, final)
         strong = [idx.names[i] for i in chosen if final[i] >= COMPANION_FROM * top]
         out += self._companions(signals, strong, top, {c.name for c in out})[: k - len(out)]
         taken = {c.name for c in out}
         pulled = [i for i in mates(chosen, final, idx.bundles) if idx.names[i] not in taken]
-        return (
-            out
-            + [Candidate(idx.names[i], "semantic", float(final[i])) for i in pulled][: k - len(out)]
-        )
+        return out + self._scored(pulled, final)[: k - len(out)]
 
     def growth(
         self,
@@ -628,21 +644,25 @@ class IndexSelector:
         ("check the stock price of Tesla" -> "which ticker?") must still load its tool at the
         reply ("TSLA."), which backs nothing itself, when no growth ran in between.
         """
-        if not [u for u in users if u and u.strip()]:
+        if not said(users):
             return []
         messages, _, _, votes, parts = self._conversation(users, signals)
         final = combine(messages, votes)
         have = [self.index.position[n] for n in loaded if n in self.index.position]
-        new = len([u for u in users[len(users) - max(fresh, 1) :] if u and u.strip()])
+        new = len(said(users[len(users) - max(fresh, 1) :]))
         news = parts[len(parts) - min(max(new, 1), len(parts)) :]
         backs = [support(s.lexical_z, s.dense_z, self.index.dense_ready) for _, s, _ in news]
         grown = growth(final, evidence(messages), have, np.max(backs, axis=0))
         grown += self._new_tasks(news, backs, have, grown)
         grown += [i for i in self._voted_now(signals, parts, len(news)) if i not in have + grown]
-        out = [Candidate(self.index.names[i], "semantic", float(final[i])) for i in grown]
+        out = self._scored(grown, final)
         top = max((c.score or 0.0 for c in out), default=0.0)
         taken = set(loaded) | {c.name for c in out}
         return out + self._companions(signals, [c.name for c in out], top, taken)
+
+    def _scored(self, ids: Sequence[int], final: Row) -> list[Candidate]:
+        """The tools at catalog positions ``ids`` with their conversation scores."""
+        return [Candidate(self.index.names[i], "semantic", float(final[i])) for i in ids]
 
     def _new_tasks(
         self, news: Sequence[Part], backs: Sequence[Row], have: list[int], grown: list[int]
