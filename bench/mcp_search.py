@@ -44,6 +44,18 @@ def read_searches(data: Path, corpus: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in lines if line.strip()]
 
 
+def sampled(searches: list[dict[str, Any]], n: int) -> list[dict[str, Any]]:
+    """About ``n`` searches: every k-th needed tool with all its shapes (a plain every-k-th row
+    would keep one shape only, as the file lists the four shapes of a need together)."""
+    needs: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for row in searches:
+        needs[(row["turn"], row["tool"])].append(row)
+    groups = list(needs.values())
+    per = max(1, round(len(searches) / max(1, len(groups))))
+    step = max(1, len(groups) * per // n) if n else 1
+    return [row for group in groups[::step][: -(-n // per) if n else None] for row in group]
+
+
 def fixed_part(trinket: Any, path: str) -> dict[str, int]:
     """Tokens paid on every call: the bundle menu and the meta-tools the view leads with, as the
     planner prices them (``Planner._fixed``: what selection shows whatever it picks)."""
@@ -67,9 +79,7 @@ def measure(data: Path, corpus: str, path: str, quick: bool, sample: int = 0) ->
     turns = {
         f"{c.id}_t{t.number}": t for c in load_conversations(data, corpus, names) for t in c.turns
     }
-    searches = read_searches(data, corpus)
-    step = max(1, len(searches) // sample) if sample else 1
-    searches = searches[::step][: QUICK if quick else sample or None]
+    searches = sampled(read_searches(data, corpus), QUICK if quick else sample)
     hits: dict[str, dict[str, list[bool]]] = {
         "cold": defaultdict(list),
         "in_turn": defaultdict(list),
