@@ -8,7 +8,9 @@ embeddings, and the needed tool is looked for in ``trinket.loaded(session)``:
 - ``cold``: a fresh session whose first act is the search (a gateway session over MCP, where the
   user's text never reaches tooltray);
 - ``in turn``: the turn's messages are prepared first (the opening), then the search: loaded by
-  either.
+  either;
+- ``gateway``: the searches of one turn and shape in one session, in order, the first of them
+  also selecting on its text as the gateway does (no user text reaches it otherwise).
 
 Also the fixed part each corpus pays on every call: the bundle menu plus the meta-tools'
 definitions, o200k tokens, per path (``fixed`` below).
@@ -73,6 +75,17 @@ def run_search(trinket: Any, sid: str, row: dict[str, Any], messages: Any) -> bo
     return str(row["tool"]) in trinket.loaded(sid)
 
 
+def run_gateway(trinket: Any, seeded: set[str], row: dict[str, Any]) -> bool:
+    """One search in a gateway session (one per turn and shape): the session's first search
+    also runs selection on its text, as the gateway does (``memory/gateway/hints.py``)."""
+    sid = f"g-{row['turn']}-{row['shape']}"
+    trinket.handle_meta(sid, LOAD_TOOLS, {"query": row["query"]})
+    if sid not in seeded:
+        seeded.add(sid)
+        trinket.prepare(sid, [{"role": "user", "content": row["query"]}])
+    return str(row["tool"]) in trinket.loaded(sid)
+
+
 def measure(data: Path, corpus: str, path: str, quick: bool, sample: int = 0) -> dict[str, Any]:
     """Both modes for every search of ``corpus`` on ``path``; shares by shape."""
     registry, names = load_registry(data, corpus)
@@ -83,7 +96,9 @@ def measure(data: Path, corpus: str, path: str, quick: bool, sample: int = 0) ->
     hits: dict[str, dict[str, list[bool]]] = {
         "cold": defaultdict(list),
         "in_turn": defaultdict(list),
+        "gateway": defaultdict(list),
     }
+    seeded: set[str] = set()
     with tempfile.TemporaryDirectory(prefix="tooltray-mcp-search-") as tmp:
         url = f"sqlite:///{tmp}/store.db"
         with open_trinket(registry, url, base_settings(path)) as trinket:
@@ -94,6 +109,7 @@ def measure(data: Path, corpus: str, path: str, quick: bool, sample: int = 0) ->
                 hits["cold"][row["shape"]].append(run_search(trinket, f"c{i}", row, None))
                 msgs = messages_for(turn) if turn is not None else None
                 hits["in_turn"][row["shape"]].append(run_search(trinket, f"t{i}", row, msgs))
+                hits["gateway"][row["shape"]].append(run_gateway(trinket, seeded, row))
     return {"fixed": fixed, "searches": len(searches), "tools": len(registry.allowed()),
             "shares": _shares(hits)}  # fmt: skip
 

@@ -112,4 +112,4 @@ def read_ask(query: str, names: Sequence[str], bundle_of: Mapping[str, str | Non
     stripped = query.strip()
     if _NAME.match(stripped):
         return Ask(" ".join(words(stripped)) or stripped, (), spelled(stripped, names, bundle_of))
-    return Ask(fields.get("tool", query) if fields else query)
+    return Ask(query)
