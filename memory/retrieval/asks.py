@@ -72,21 +72,34 @@ def match_bundles(server: str, bundles: Collection[str]) -> tuple[str, ...]:
 def spelled(
     guess: str, names: Sequence[str], bundle_of: Mapping[str, str | None]
 ) -> tuple[str, ...]:
-    """Tool names ``guess`` spells, bare or with its server prefix, closest first."""
+    """Tool names ``guess`` spells, either of them with or without its server prefix
+    (``mcp__git__git_log``, ``git_log``, ``log``), closest first."""
     g = "_".join(words(guess))
     found: list[tuple[float, str]] = []
     for name in names:
-        bare = _without_bundle(name, bundle_of.get(name))
-        ratio = max(SequenceMatcher(None, g, "_".join(words(n))).ratio() for n in {name, bare})
+        server = "_".join(words(bundle_of.get(name) or ""))
+        ratio = _likeness({g, _bare(g, server)}, {"_".join(words(name)), _bare(name, server)})
         if ratio >= NAME_MATCH:
             found.append((ratio, name))
     return tuple(n for _, n in sorted(found, key=lambda x: -x[0]))
 
 
-def _without_bundle(name: str, bundle: str | None) -> str:
-    if bundle and name.lower().startswith(bundle.lower()):
-        return name[len(bundle) :].lstrip("_.-") or name
-    return name
+def _likeness(guesses: set[str], forms: set[str]) -> float:
+    best = 0.0
+    for a in guesses:
+        for b in forms:
+            match = SequenceMatcher(None, a, b)
+            if match.real_quick_ratio() >= NAME_MATCH and match.quick_ratio() >= NAME_MATCH:
+                best = max(best, match.ratio())
+    return best
+
+
+def _bare(name: str, server: str) -> str:
+    """``name`` without a leading ``server`` (both as lower-case words joined by ``_``)."""
+    joined = "_".join(words(name))
+    if server and joined.startswith(server + "_"):
+        return joined[len(server) + 1 :]
+    return joined
 
 
 def _fields(query: str) -> dict[str, str]:

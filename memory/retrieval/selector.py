@@ -499,8 +499,9 @@ class IndexSelector:
         line's bundles ranked alone, a guessed name's real tool first."""
         ask = read_ask(query, self.index.names, self._bundle_of())
         vector = self._vector(ask.text) if dense else None
-        if ask.bundles:
-            return self._within(ask, exclude, vector)
+        within = self._within(ask, exclude, vector) if ask.bundles else []
+        if within:
+            return within
         named = [Candidate(n, "manual", 99.0) for n in ask.named if n not in exclude]
         found = self._answer(ask.text, exclude, vector)
         return named[:SEARCH_K] + [c for c in found if c.name not in ask.named]
