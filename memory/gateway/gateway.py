@@ -17,7 +17,8 @@ upstream, ``read_result``) after its arguments are checked against the tool's re
 A turn: MCP carries no user messages, so the gateway counts one turn per forwarded call of an
 upstream tool (``turn-completed`` after each). A ``fallback`` therefore lasts until the model's
 next real call, tools "idle" for ``idle_turns`` are those not called in that many calls, and the
-``turns`` table records one row per call.
+``turns`` table records one row per call. A client that passes the user's text (``hints.py``)
+opens a turn with it, and the trinket selects on it as on a chat message.
 
 All trinket and registry work runs in one worker thread at a time (the trinket is synchronous
 and touches the database), so the event loop keeps serving while the store writes.
