@@ -298,7 +298,13 @@ class Gateway:
         query = arguments.get("query") if name == LOAD_TOOLS else None
         if not isinstance(query, str) or not query.strip() or self._said.has_text(session_id):
             return False
-        return await self.hint(session_id, query)
+        try:
+            return await self.hint(session_id, query)
+        except Exception as exc:  # the search already answered: its result must reach the client
+            log.error(
+                "tooltray gateway: session %r: selection on the query failed: %s", session_id, exc
+            )
+            return False
 
     async def _dispatch(
         self, session_id: str, name: str, arguments: dict[str, Any]
