@@ -514,7 +514,8 @@ class IndexSelector:
         the model said where the tool is, so no tool elsewhere takes a place."""
         fused = self.index.score(ask.text, query_vector=vector)[0].fused
         members = [i for b in ask.bundles for i in self.index.bundles.members.get(b, ())]
-        kept = [i for i in members if self.index.names[i] not in set(exclude)]
+        skip = set(exclude)
+        kept = [i for i in members if self.index.names[i] not in skip]
         order = sorted(kept, key=lambda i: -float(fused[i]))[:SERVER_K]
         return [Candidate(self.index.names[i], "semantic", float(fused[i])) for i in order]
 
