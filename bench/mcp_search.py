@@ -8,7 +8,9 @@ embeddings, and the needed tool is looked for in ``trinket.loaded(session)``:
 - ``cold``: a fresh session whose first act is the search (a gateway session over MCP, where the
   user's text never reaches tooltray);
 - ``in turn``: the turn's messages are prepared first (the opening), then the search: loaded by
-  either.
+  either;
+- ``gateway``: the searches of one turn and shape in one session, in order, the first of them
+  also selecting on its text as the gateway does (no user text reaches it otherwise).
 
 Also the fixed part each corpus pays on every call: the bundle menu plus the meta-tools'
 definitions, o200k tokens, per path (``fixed`` below).
@@ -44,6 +46,18 @@ def read_searches(data: Path, corpus: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in lines if line.strip()]
 
 
+def sampled(searches: list[dict[str, Any]], n: int) -> list[dict[str, Any]]:
+    """About ``n`` searches: every k-th needed tool with all its shapes (a plain every-k-th row
+    would keep one shape only, as the file lists the four shapes of a need together)."""
+    needs: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for row in searches:
+        needs[(row["turn"], row["tool"])].append(row)
+    groups = list(needs.values())
+    per = max(1, round(len(searches) / max(1, len(groups))))
+    step = max(1, len(groups) * per // n) if n else 1
+    return [row for group in groups[::step][: -(-n // per) if n else None] for row in group]
+
+
 def fixed_part(trinket: Any, path: str) -> dict[str, int]:
     """Tokens paid on every call: the bundle menu and the meta-tools the view leads with, as the
     planner prices them (``Planner._fixed``: what selection shows whatever it picks)."""
@@ -61,19 +75,30 @@ def run_search(trinket: Any, sid: str, row: dict[str, Any], messages: Any) -> bo
     return str(row["tool"]) in trinket.loaded(sid)
 
 
+def run_gateway(trinket: Any, seeded: set[str], row: dict[str, Any]) -> bool:
+    """One search in a gateway session (one per turn and shape): the session's first search
+    also runs selection on its text, as the gateway does (``memory/gateway/hints.py``)."""
+    sid = f"g-{row['turn']}-{row['shape']}"
+    trinket.handle_meta(sid, LOAD_TOOLS, {"query": row["query"]})
+    if sid not in seeded:
+        seeded.add(sid)
+        trinket.prepare(sid, [{"role": "user", "content": row["query"]}])
+    return str(row["tool"]) in trinket.loaded(sid)
+
+
 def measure(data: Path, corpus: str, path: str, quick: bool, sample: int = 0) -> dict[str, Any]:
     """Both modes for every search of ``corpus`` on ``path``; shares by shape."""
     registry, names = load_registry(data, corpus)
     turns = {
         f"{c.id}_t{t.number}": t for c in load_conversations(data, corpus, names) for t in c.turns
     }
-    searches = read_searches(data, corpus)
-    step = max(1, len(searches) // sample) if sample else 1
-    searches = searches[::step][: QUICK if quick else sample or None]
+    searches = sampled(read_searches(data, corpus), QUICK if quick else sample)
     hits: dict[str, dict[str, list[bool]]] = {
         "cold": defaultdict(list),
         "in_turn": defaultdict(list),
+        "gateway": defaultdict(list),
     }
+    seeded: set[str] = set()
     with tempfile.TemporaryDirectory(prefix="tooltray-mcp-search-") as tmp:
         url = f"sqlite:///{tmp}/store.db"
         with open_trinket(registry, url, base_settings(path)) as trinket:
@@ -84,6 +109,7 @@ def measure(data: Path, corpus: str, path: str, quick: bool, sample: int = 0) ->
                 hits["cold"][row["shape"]].append(run_search(trinket, f"c{i}", row, None))
                 msgs = messages_for(turn) if turn is not None else None
                 hits["in_turn"][row["shape"]].append(run_search(trinket, f"t{i}", row, msgs))
+                hits["gateway"][row["shape"]].append(run_gateway(trinket, seeded, row))
     return {"fixed": fixed, "searches": len(searches), "tools": len(registry.allowed()),
             "shares": _shares(hits)}  # fmt: skip
 

@@ -66,6 +66,8 @@ SENTENCE_TOP = 3
 MIN_PICKS = 3
 #: a load_tools answer's size, and most siblings beside a loaded best match (session)
 SEARCH_K = 5
+#: a load_tools answer's size when its query names the server (``server: ...``) (session)
+SERVER_K = 8
 
 # ----- the conversation (every user message scored apart) ---------------------------------------
 #: an earlier message's weight per task message after it: apibank follow-ups vs bfcl (session)

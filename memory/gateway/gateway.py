@@ -17,7 +17,8 @@ upstream, ``read_result``) after its arguments are checked against the tool's re
 A turn: MCP carries no user messages, so the gateway counts one turn per forwarded call of an
 upstream tool (``turn-completed`` after each). A ``fallback`` therefore lasts until the model's
 next real call, tools "idle" for ``idle_turns`` are those not called in that many calls, and the
-``turns`` table records one row per call.
+``turns`` table records one row per call. A client that passes the user's text (``hints.py``)
+opens a turn with it, and the trinket selects on it as on a chat message.
 
 All trinket and registry work runs in one worker thread at a time (the trinket is synchronous
 and touches the database), so the event loop keeps serving while the store writes.
@@ -41,11 +42,17 @@ from tooltray.memory.config import Settings
 from tooltray.memory.core.trinket import ToolLoaderTrinket
 from tooltray.memory.gateway.catalog import GatewayCatalog, Route
 from tooltray.memory.gateway.config import GatewayConfig, GatewayConfigError
+from tooltray.memory.gateway.hints import Conversations
 from tooltray.memory.gateway.pins import ToolPins
 from tooltray.memory.gateway.policy import GatewayPolicy
 from tooltray.memory.gateway.state import GatewayState
 from tooltray.memory.gateway.upstream import Upstream, UpstreamError
-from tooltray.memory.metatools.meta_tools import CALL_TOOL, MAX_ITEM_CHARS, parse_bridge
+from tooltray.memory.metatools.meta_tools import (
+    CALL_TOOL,
+    LOAD_TOOLS,
+    MAX_ITEM_CHARS,
+    parse_bridge,
+)
 from tooltray.tools.errors import MetaToolArgumentError, SessionForkError, TooltrayError
 from tooltray.tools.registry import ToolRegistry
 from tooltray.tools.render import count_tokens
@@ -125,6 +132,7 @@ class Gateway:
         self._limiter = anyio.CapacityLimiter(1)
         self._turns: dict[str, int] = {}
         self._listings: dict[str, list[types.Tool]] = {}
+        self._said = Conversations()
 
     @property
     def bridged(self) -> bool:
@@ -174,6 +182,7 @@ class Gateway:
         self._turns.pop(session_id, None)
         self._listings.pop(session_id, None)
         self.listeners.pop(session_id, None)
+        self._said.forget(session_id)
         await self.core(self.trinket.release, session_id)
 
     def close(self) -> None:
@@ -233,6 +242,28 @@ class Gateway:
             self._listings[session_id] = tools
         return list(tools)
 
+    async def hint(self, session_id: str, text: str) -> bool:
+        """The user's ``text`` for the session (``hints.py``): a new turn whose selection runs
+        as ``prepare`` would run it with that message; True when the loaded set changed.
+
+        Its picks are listed at once, bridged or not (the listing kept since the boundary is
+        dropped): a user message opens a turn, where a new prefix costs least.
+        """
+        if self._said.repeats(session_id, text):
+            return False
+        await self.wait_ready()
+        if session_id not in self._turns:
+            await self.list_tools(session_id)
+        before = await self.core(self.trinket.loaded, session_id)
+        log.info("tooltray gateway: session %r: user text (%d chars)", session_id, len(text))
+        messages = self._said.add(session_id, self._turns[session_id] + 1, text)
+        view = await self.core(self.trinket.prepare, session_id, messages)
+        self._turns[session_id] = view.turn
+        if list(view.loaded) == before:
+            return False
+        self._listings.pop(session_id, None)
+        return True
+
     def _definition(self, spec: ToolSpec) -> types.Tool:
         upstream = self.catalog.definition(spec.name)
         if upstream is not None:
@@ -258,7 +289,22 @@ class Gateway:
         before = await self.core(self.trinket.loaded, session_id)
         result = await self._dispatch(session_id, name, arguments)
         after = await self.core(self.trinket.loaded, session_id)
-        return result, after != before and not self.bridged
+        seeded = await self._seed(session_id, name, arguments)
+        return result, seeded or (after != before and not self.bridged)
+
+    async def _seed(self, session_id: str, name: str, arguments: dict[str, Any]) -> bool:
+        """A session's first ``load_tools`` query, before any text reached it, is its user's
+        words as far as the gateway can tell: selection runs on it as on a hint."""
+        query = arguments.get("query") if name == LOAD_TOOLS else None
+        if not isinstance(query, str) or not query.strip() or self._said.has_text(session_id):
+            return False
+        try:
+            return await self.hint(session_id, query)
+        except Exception as exc:  # the search already answered: its result must reach the client
+            log.error(
+                "tooltray gateway: session %r: selection on the query failed: %s", session_id, exc
+            )
+            return False
 
     async def _dispatch(
         self, session_id: str, name: str, arguments: dict[str, Any]

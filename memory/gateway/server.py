@@ -24,6 +24,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_REQUEST
 
 from tooltray.memory.gateway.gateway import Gateway
+from tooltray.memory.gateway.hints import hint_of
 from tooltray.memory.gateway.state import GatewayState
 from tooltray.tools.errors import SessionAccessError, shown
 from tooltray.tools.spec import NAME_PATTERN
@@ -215,6 +216,7 @@ def build_server(gateway: Gateway, keys: SessionKeys) -> Server[Any]:
     ) -> types.ListToolsResult:
         session = _checked(keys.of, ctx)
         release_on_end(gateway, keys, ctx)
+        await _hinted(gateway, session, ctx)  # listed below: no list_changed needed
         tools = await gateway.list_tools(session)
         _listen(gateway, session, ctx.session)  # changes after this listing are news to it
         return types.ListToolsResult(tools=tools)
@@ -225,8 +227,9 @@ def build_server(gateway: Gateway, keys: SessionKeys) -> Server[Any]:
         session = _checked(keys.of, ctx)
         release_on_end(gateway, keys, ctx)
         _listen(gateway, session, ctx.session)
+        hinted = await _hinted(gateway, session, ctx)
         result, changed = await gateway.call(session, params.name, dict(params.arguments or {}))
-        if changed:
+        if changed or hinted:
             await ctx.session.send_notification(
                 types.ToolListChangedNotification(), related_request_id=ctx.request_id
             )
@@ -280,6 +283,19 @@ def release_on_end(
 
         conn.exit_stack.push_async_callback(release)
     return str(raw)
+
+
+async def _hinted(gateway: Gateway, session: str, ctx: ServerRequestContext[Any, Any]) -> bool:
+    """Run the selection of the user's text the request carries, if any (``hints.py``);
+    True when it loaded tools. A failure is logged: the request itself goes on."""
+    text = hint_of(ctx)
+    if text is None:
+        return False
+    try:
+        return await gateway.hint(session, text)
+    except Exception as exc:  # a hint is advice: the client's request must not fail over it
+        log.error("tooltray gateway: hint for session %r not used: %s", session, exc)
+        return False
 
 
 def _listen(gateway: Gateway, session: str, peer: ServerSession) -> None:

@@ -32,6 +32,7 @@ from tooltray.memory.embedders import (
 )
 from tooltray.memory.embedders.filecache import shared
 from tooltray.memory.retrieval import Hit, Query, ToolIndex, doc_text
+from tooltray.memory.retrieval.asks import Ask, read_ask
 from tooltray.memory.retrieval.index import Bundles, choose, mates
 from tooltray.memory.retrieval.scoring import Candidate, Scored, zscores
 from tooltray.memory.store.records import Source
@@ -57,6 +58,7 @@ from tooltray.memory.tuning import (
     NOW_VOTE_MIN,
     PAST_WEIGHT,
     SEARCH_K,
+    SERVER_K,
     TASK_FLOOR,
     TASK_RATIO,
     VOTE_MIN,
@@ -501,7 +503,7 @@ class IndexSelector:
         beside it (``startEngine`` loaded, ``pressBrakePedal`` missing). Both rules' figures are
         in ``bench/README.md`` ("Tuned values": load_tools answers).
         """
-        return self._answer(query, exclude, self._vector(query))
+        return self._ask(query, exclude, dense=True)
 
     def lexical(self, query: str, exclude: Collection[str] = ()) -> list[Candidate]:
         """``search`` by the lexical half alone: the answer while the embedder is down.
@@ -509,7 +511,32 @@ class IndexSelector:
         The index stays lexical until the next dense query tries the embedder again.
         """
         self.index.doc_vectors = None
-        return self._answer(query, exclude)
+        return self._ask(query, exclude, dense=False)
+
+    def _ask(self, query: str, exclude: Collection[str], dense: bool) -> list[Candidate]:
+        """The answer to the query's shape (:mod:`~tooltray.memory.retrieval.asks`): a server
+        line's bundles ranked alone, a guessed name's real tool first."""
+        ask = read_ask(query, self.index.names, self._bundle_of())
+        vector = self._vector(ask.text) if dense else None
+        within = self._within(ask, exclude, vector) if ask.bundles else []
+        if within:
+            return within
+        named = [Candidate(n, "manual", 99.0) for n in ask.named if n not in exclude]
+        found = self._answer(ask.text, exclude, vector)
+        return named[:SEARCH_K] + [c for c in found if c.name not in ask.named]
+
+    def _bundle_of(self) -> dict[str, str | None]:
+        return dict(zip(self.index.names, self.index.bundles.of, strict=True))
+
+    def _within(self, ask: Ask, exclude: Collection[str], vector: Any) -> list[Candidate]:
+        """The best ``SERVER_K`` tools of the bundles a server line names, none of ``exclude``:
+        the model said where the tool is, so no tool elsewhere takes a place."""
+        fused = self.index.score(ask.text, query_vector=vector)[0].fused
+        members = [i for b in ask.bundles for i in self.index.bundles.members.get(b, ())]
+        skip = set(exclude)
+        kept = [i for i in members if self.index.names[i] not in skip]
+        order = sorted(kept, key=lambda i: -float(fused[i]))[:SERVER_K]
+        return [Candidate(self.index.names[i], "semantic", float(fused[i])) for i in order]
 
     def recall_skills(self, library: SkillLibrary, goal: str) -> list[Skill]:
         """Skills matching ``goal``, with a bar set by the goal's cosines over the tool docs."""

@@ -1,0 +1,128 @@
+"""What a model's ``load_tools`` query asks for: the shapes models write, read apart.
+
+Models write keywords, whole sentences, ``server: <kind of server>\\ntool: <what it does>`` and
+guessed tool names (``get_stock_price``). Ranked as one text, the server line's words match
+every tool of that server equally and push the tool line's words down, and a guessed name is
+one opaque token to the embedder. So the server line picks the bundles the answer comes from
+(fuzzy, by name: models spell servers their own way), the tool line ranks within them, and a
+guessed name is ranked by its words and put first when it is a real tool's name near enough
+(with or without its server prefix). Measurements: ``bench/README.md`` (issue 35).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from difflib import SequenceMatcher
+
+from tooltray.memory.retrieval.scoring import tokenize_identifier
+
+#: words that name no particular server (``the git mcp server`` is ``git``)
+GENERIC = frozenset({"mcp", "server", "servers", "the", "a", "an", "api", "tool", "tools"})
+#: a server line must match a bundle at least this well (token overlap or spelling ratio)
+SERVER_MATCH = 0.75
+#: a guessed name at least this close to a real tool name is that tool
+NAME_MATCH = 0.86
+
+_FIELD = re.compile(r"(?im)^\s*(server|mcp|tool|function|action)\s*[:=]\s*(.*?)\s*$")
+_INLINE = re.compile(r"(?is)^\s*server\s*[:=]\s*(.+?)[\s,;]+tool\s*[:=]\s*(.+)$")
+_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9]*(?:(?:__|[_.\-])[A-Za-z0-9]+|[a-z0-9][A-Z][a-z0-9]*)+$")
+
+
+@dataclass(frozen=True)
+class Ask:
+    """One ``load_tools`` query read apart.
+
+    Attributes:
+        text: what ranks the tools (the tool line, a guessed name's words, or the query).
+        bundles: the bundles a server line names (empty: the whole catalog).
+        named: real tool names a guessed name spells, closest first.
+    """
+
+    text: str
+    bundles: tuple[str, ...] = ()
+    named: tuple[str, ...] = field(default=())
+
+
+def words(text: str) -> list[str]:
+    """Lower-case words of a name or phrase, generic words (``mcp``, ``server``) dropped."""
+    out = [w for w in tokenize_identifier(re.sub(r"[^A-Za-z0-9]+", " ", text)) if w]
+    return [w for w in out if w not in GENERIC]
+
+
+def closeness(a: str, b: str) -> float:
+    """How alike two names or phrases are: word overlap or spelling, whichever is higher."""
+    wa, wb = words(a), words(b)
+    if not wa or not wb:
+        return 0.0
+    overlap = len(set(wa) & set(wb)) / len(set(wa) | set(wb))
+    return max(overlap, SequenceMatcher(None, "".join(wa), "".join(wb)).ratio())
+
+
+def match_bundles(server: str, bundles: Collection[str]) -> tuple[str, ...]:
+    """The bundles ``server`` names (all those as close as the best one), or none."""
+    scored = {b: closeness(server, b) for b in bundles}
+    best = max(scored.values(), default=0.0)
+    if best < SERVER_MATCH:
+        return ()
+    return tuple(b for b, s in scored.items() if s >= best - 1e-9)
+
+
+def spelled(
+    guess: str, names: Sequence[str], bundle_of: Mapping[str, str | None]
+) -> tuple[str, ...]:
+    """Tool names ``guess`` spells, either of them with or without its server prefix
+    (``mcp__git__git_log``, ``git_log``, ``log``), closest first."""
+    g = "_".join(words(guess))
+    found: list[tuple[float, str]] = []
+    for name in names:
+        server = "_".join(words(bundle_of.get(name) or ""))
+        ratio = _likeness({g, _bare(g, server)}, {"_".join(words(name)), _bare(name, server)})
+        if ratio >= NAME_MATCH:
+            found.append((ratio, name))
+    return tuple(n for _, n in sorted(found, key=lambda x: -x[0]))
+
+
+def _likeness(guesses: set[str], forms: set[str]) -> float:
+    best = 0.0
+    for a in guesses:
+        for b in forms:
+            match = SequenceMatcher(None, a, b)
+            if match.real_quick_ratio() >= NAME_MATCH and match.quick_ratio() >= NAME_MATCH:
+                best = max(best, match.ratio())
+    return best
+
+
+def _bare(name: str, server: str) -> str:
+    """``name`` without a leading ``server`` (both as lower-case words joined by ``_``)."""
+    joined = "_".join(words(name))
+    if server and joined.startswith(server + "_"):
+        return joined[len(server) + 1 :]
+    return joined
+
+
+def _fields(query: str) -> dict[str, str]:
+    inline = _INLINE.match(query)
+    if inline and "\n" not in query.strip():
+        return {"server": inline.group(1), "tool": inline.group(2)}
+    out: dict[str, str] = {}
+    for key, value in _FIELD.findall(query):
+        kind = "server" if key.lower() in ("server", "mcp") else "tool"
+        out[kind] = f"{out.get(kind, '')} {value}".strip()
+    return out
+
+
+def read_ask(query: str, names: Sequence[str], bundle_of: Mapping[str, str | None]) -> Ask:
+    """``query`` read apart over a catalog (``names``, each tool's bundle in ``bundle_of``)."""
+    fields = _fields(query)
+    if "server" in fields:
+        bundles = {b for b in bundle_of.values() if b}
+        chosen = match_bundles(fields["server"], bundles)
+        rest = fields.get("tool", "")
+        text = rest if chosen and rest else f"{fields['server']} {rest}".strip()
+        return Ask(text or query, chosen)
+    stripped = query.strip()
+    if _NAME.match(stripped):
+        return Ask(" ".join(words(stripped)) or stripped, (), spelled(stripped, names, bundle_of))
+    return Ask(query)
