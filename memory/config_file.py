@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tooltray.tools.errors import ConfigError, shown
+from tooltray.tools.errors import ConfigError, shown_path
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -39,11 +39,15 @@ def read_config() -> dict[str, Any]:
     try:
         if not file.is_file():
             if os.environ.get(ENV_CONFIG):
-                raise ConfigError(f"{ENV_CONFIG} names {shown(path)}, which is not a file: fix it.")
+                raise ConfigError(
+                    f"{ENV_CONFIG} names {shown_path(path)}, which is not a file: fix it."
+                )
             return {}
         data = tomllib.loads(file.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
-        raise ConfigError(f"config file {shown(path)} is not valid TOML ({exc}): fix it.") from None
+        raise ConfigError(
+            f"config file {shown_path(path)} is not valid TOML ({exc}): fix it."
+        ) from None
     table = data.get("tooltray", data)
     return dict(table) if isinstance(table, dict) else {}
 

@@ -8,8 +8,11 @@ cases skip locally and FAIL under ``CI=true``, so CI cannot go green without Pos
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import sys
+import tempfile
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -29,7 +32,12 @@ PG_ENV = "TOOLTRAY_TEST_PG_URL"
 # Tests see the catalog's dense scores from the first selection on (deterministic on a loaded
 # machine); the background path is tested where it says so (tests/retrieval/test_background.py).
 os.environ.setdefault("TOOLTRAY_EMBED_CATALOG", "wait")
-os.environ.setdefault("TOOLTRAY_CACHE", "off")  # no test writes the user's vector cache
+# One vector file per test run, never the user's: a catalog is embedded once per run, not once
+# per store (xdist workers inherit the controller's path; the controller removes it at exit).
+if "TOOLTRAY_CACHE" not in os.environ:
+    _run_cache = tempfile.mkdtemp(prefix="tooltray-tests-")
+    os.environ["TOOLTRAY_CACHE"] = os.path.join(_run_cache, "vectors.sqlite")
+    atexit.register(shutil.rmtree, _run_cache, True)
 
 
 def pg_admin_url() -> str:

@@ -28,6 +28,16 @@ def shown(value: object, limit: int = SHOWN_CHARS) -> str:
     return f"{text[: max(limit - 1, 1)]}…{size}"
 
 
+def shown_path(path: object, limit: int = SHOWN_CHARS) -> str:
+    """A file path quoted for a message, cut in its middle when long: the file's own name is
+    what the reader looks for, and a deep temporary folder must not push it out."""
+    text = repr(str(path))
+    if len(text) <= limit:
+        return text
+    head = max((limit - 1) // 3, 1)
+    return f"{text[:head]}…{text[-(limit - 1 - head) :]}"
+
+
 def shown_keys(keys: Iterable[object], most: int = 5) -> str:
     """Up to ``most`` keys, each :func:`shown`, in a stable order, with a count of the rest."""
     items = sorted({shown(k, 40) for k in keys})

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from tooltray.memory.cli.options import DB_OPTION
-from tooltray.tools.errors import ConfigError, DuplicateToolError, shown
+from tooltray.tools.errors import ConfigError, DuplicateToolError, shown_path
 
 if TYPE_CHECKING:  # the agent loop and the registry load when the command runs, not on --help
     from tooltray.memory.agent.loop import Agent, TurnResult
@@ -79,18 +79,20 @@ def read_script(path: str) -> list[str]:
         text = Path(path).read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(
-            f"{shown(path)} is not UTF-8 text (byte {exc.start}): save it as UTF-8."
+            f"{shown_path(path)} is not UTF-8 text (byte {exc.start}): save it as UTF-8."
         ) from None
     if path.endswith(".json"):
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise ConfigError(
-                f"{shown(path)} is not valid JSON ({exc.msg} at line {exc.lineno}, column "
+                f"{shown_path(path)} is not valid JSON ({exc.msg} at line {exc.lineno}, column "
                 f"{exc.colno}): fix it; it must hold a JSON list of user messages (strings)."
             ) from None
         if not isinstance(data, list) or not all(isinstance(x, str) for x in data):
-            raise ConfigError(f"{shown(path)} must hold a JSON list of user messages (strings).")
+            raise ConfigError(
+                f"{shown_path(path)} must hold a JSON list of user messages (strings)."
+            )
         return data
     return [line.strip() for line in text.splitlines() if line.strip()]
 

@@ -27,3 +27,10 @@ def write_config(tmp_path: Path) -> Callable[..., Path]:
         return path
 
     return write
+
+
+@pytest.fixture(autouse=True)
+def own_gateway_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test's gateway keeps its pins and owners in its own file: on PostgreSQL the default
+    is ``./tooltray-gateway.json``, which tests run side by side would share and leave behind."""
+    monkeypatch.setenv("TOOLTRAY_GATEWAY_STATE", str(tmp_path / "gateway-state.json"))

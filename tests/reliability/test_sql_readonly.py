@@ -145,7 +145,7 @@ def pg_attempts(marker: Path) -> list[str]:
         "LOCK TABLE sessions IN ACCESS EXCLUSIVE MODE",
         "SELECT * FROM sessions FOR UPDATE",
         f"COPY (SELECT 1) TO '{marker}.copy'",
-        f"COPY (SELECT 1) TO PROGRAM 'touch {marker}.program'",
+        f"COPY (SELECT 1) TO PROGRAM 'cat > /dev/null; touch {marker}.program'",
         "SELECT pg_reload_conf()",
         "SELECT pg_stat_reset()",
     ]
@@ -209,8 +209,9 @@ def _dead(conn: Any) -> bool:
 
 
 def _remove_server_file(owner_url: str, path: str) -> None:
-    """The server wrote it as its own user: remove it the same way."""
-    _owner_can(owner_url, f"COPY (SELECT 1) TO PROGRAM 'rm -f {path}'")
+    """The server wrote it as its own user: remove it the same way (reading the row first: a
+    program that exits before the server has written it fails the COPY with a broken pipe)."""
+    _owner_can(owner_url, f"COPY (SELECT 1) TO PROGRAM 'cat > /dev/null; rm -f {path}'")
 
 
 @pytest.mark.postgres

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tooltray.tools import render as shown
 from tooltray.tools.errors import ConfigError
 from tooltray.tools.importers.catalog import load_catalog
 from tooltray.tools.render import (
@@ -22,6 +22,10 @@ from tooltray.tools.render import (
     tokens_per_tool,
 )
 from tooltray.tools.spec import ToolSpec
+
+# the module, not the function of the same name the package exports lazily (which of the two
+# `from tooltray.tools import render` gives depends on what was imported before)
+shown = importlib.import_module("tooltray.tools.render")
 
 
 @pytest.fixture(autouse=True)
@@ -110,3 +114,12 @@ def test_bfcl_multiturn_costs_match_reference() -> None:
     anthropic = block_tokens(specs, "anthropic")
     assert 12_000 < anthropic < 14_000  # data README: 12,842 o200k tokens for all tools
     assert block_tokens(specs, "text") < anthropic / 2
+
+
+def test_a_long_path_keeps_its_file_name() -> None:
+    from tooltray.tools.errors import shown_path
+
+    deep = "/tmp/" + "nested-folder/" * 12 + "bad.json"
+    quoted = shown_path(deep)
+    assert len(quoted) <= 80 and quoted.endswith("bad.json'") and quoted.startswith("'/tmp/")
+    assert shown_path("/tmp/short.json") == "'/tmp/short.json'"

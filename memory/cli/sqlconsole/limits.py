@@ -214,14 +214,18 @@ def cancellable(run: Callable[[], T], cancel: Callable[[], object], stop: Stop) 
         finally:
             done.set()
 
-    threading.Thread(target=work, name="tooltray-sql", daemon=True).start()
-    try:
+    worker = threading.Thread(target=work, name="tooltray-sql", daemon=True)
+    try:  # start() inside: a Ctrl-C the moment it returns must still cancel the statement
+        worker.start()
         while not done.wait(0.05):
             pass
     except KeyboardInterrupt:
         stop.reason = stop.reason or "interrupt"
         cancel()
-        done.wait()
+        if worker.ident is not None:
+            done.wait()
+        else:
+            raise stop.error() from None
     if "error" in box:
         raise box["error"]
     return box["value"]  # type: ignore[no-any-return]
