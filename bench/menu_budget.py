@@ -5,7 +5,8 @@ catalog and a 300-server catalog (mcp300's 100 real servers and two renamed copi
 ``<server>-2``, ``<server>-3``), the bundle menu's o200k tokens and the fixed part
 (``Planner._fixed``: the menu plus the meta-tools the view leads with) on the openai and text
 paths, with the whole menu (``before``: no budget) and the budgeted one (``after``:
-``MENU_BUDGET``). No store, no embedding: token counts only.
+``MENU_BUDGET``), how many servers the budgeted menu names, and whether it is the whole menu
+byte for byte. No store, no embedding: token counts only.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from tooltray.memory.config import Settings  # noqa: E402
-from tooltray.memory.core.menu import bundle_menu  # noqa: E402
+from tooltray.memory.core.menu import bundle_menu, listed  # noqa: E402
 from tooltray.memory.core.planner import Planner  # noqa: E402
 from tooltray.tools.registry import ToolRegistry  # noqa: E402
 from tooltray.tools.render import count_tokens  # noqa: E402
@@ -52,10 +53,12 @@ def fixed(registry: ToolRegistry, path: str) -> dict[str, int]:
     """Menu and fixed-part tokens on ``path``, before (no budget) and after (the budget)."""
     planner = Planner(registry, Settings(db="sqlite://", path=path))
     out: dict[str, int] = {"servers": len(registry.bundles()), "tools": len(registry.allowed())}
-    for label, budget in (("before", NO_BUDGET), ("after", None)):
-        menu = bundle_menu(registry.bundles(), budget=budget)
+    menus = [bundle_menu(registry.bundles(), budget=b) for b in (NO_BUDGET, None)]
+    for label, menu in zip(("before", "after"), menus, strict=True):
         out[f"menu_{label}"] = count_tokens(menu).n if menu else 0
         out[f"fixed_{label}"] = planner._fixed(menu)
+    out["listed"] = len(listed(menus[1]))
+    out["same"] = int(menus[0] == menus[1])
     return out
 
 
@@ -80,10 +83,11 @@ def run(data_dir: Path, out_dir: Path, quick: bool = False) -> dict[str, Any]:
 
 def _table(rows: dict[str, dict[str, int]]) -> Table:
     table = Table(title="fixed part per call (o200k), before -> after the menu budget")
-    for col in ("catalog, path", "servers", "tools", "menu", "fixed"):
+    for col in ("catalog, path", "servers", "tools", "menu", "fixed", "listed", "same menu"):
         table.add_column(col)
     for name, r in rows.items():
         menu = f"{r['menu_before']:,} -> {r['menu_after']:,}"
         fix = f"{r['fixed_before']:,} -> {r['fixed_after']:,}"
-        table.add_row(name, str(r["servers"]), f"{r['tools']:,}", menu, fix)
+        cells = (str(r["servers"]), f"{r['tools']:,}", menu, fix, str(r["listed"]))
+        table.add_row(name, *cells, "yes" if r["same"] else "no")
     return table
