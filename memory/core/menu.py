@@ -67,7 +67,8 @@ def rank(bundles: Sequence[Bundle]) -> list[Bundle]:
 
 def budgeted(bundles: Sequence[Bundle], lines: dict[str, str], budget: int) -> str:
     """The menu within ``budget`` tokens: full lines for the top-ranked bundles while half the
-    budget lasts, the next bundles' names on one line, and how many more there are.
+    budget lasts, then on one line as many other bundles' names as the rest holds (the shortest
+    first: the most servers named), and how many more there are.
 
     Half and half, because a name alone (3-5 tokens) lets a model load a server it knows by
     name, and a line (15-20 tokens) tells it what an unknown one is for."""
@@ -80,7 +81,7 @@ def budgeted(bundles: Sequence[Bundle], lines: dict[str, str], budget: int) -> s
             break
         full.append(lines[b.name])
         used += cost
-    rest = [b.name for b in ranked[len(full) :]]
+    rest = sorted((b.name for b in ranked[len(full) :]), key=lambda n: (count_tokens(n).n, n))
     return _fit([MENU_HEADER, *sorted(full)], rest, budget)
 
 

@@ -61,7 +61,12 @@ def test_a_cut_menu_lists_the_largest_servers_and_counts_the_rest() -> None:
     assert {b.name for b in rank(bundles)[:5]} <= shown
     assert f"+{len(bundles) - len(shown)} more bundles" in menu.splitlines()[-1]
     lines = [line for line in menu.splitlines() if line.startswith("- ") and ": " in line]
-    assert any(line.startswith("- also: ") for line in lines) and len(lines) > 5
+    assert lines[-1].startswith("- also: ") and len(lines) > 5
+    # the names line holds the most names the budget allows: none left out is shorter
+    named = lines[-1].removeprefix("- also: ").split(", ")
+    longest = max(count_tokens(n).n for n in named)
+    hidden = {b.name for b in bundles} - shown
+    assert len(named) > 2 * len(lines) and min(count_tokens(n).n for n in hidden) >= longest
 
 
 def test_a_cut_menu_is_byte_stable_whatever_the_bundle_order() -> None:
