@@ -3,9 +3,9 @@
 A bundle's line is its description; a catalog without descriptions (most imported ones) gets the
 most telling words of the members' names instead of a line that says nothing, so the model can
 still tell ``git`` from ``calendar``. Every call pays the menu, so it has a token budget: a
-catalog of many bundles (a hundred MCP servers) shows lines for its largest bundles, names only
-for the next ones, and points to ``load_tools({"query": ...})`` for the rest (every bundle still
-loads by name). Everything is deterministic: the prefix stays byte-stable.
+catalog of many bundles (a hundred MCP servers) names them all on one line and gives lines to its
+largest ones while the budget lasts; past a few hundred, it names the ones that fit and points to
+``load_tools({"query": ...})`` for the rest (every bundle still loads by name). Everything is deterministic: the prefix stays byte-stable.
 """
 
 from __future__ import annotations
@@ -66,28 +66,38 @@ def rank(bundles: Sequence[Bundle]) -> list[Bundle]:
 
 
 def budgeted(bundles: Sequence[Bundle], lines: dict[str, str], budget: int) -> str:
-    """The menu within ``budget`` tokens: full lines for the top-ranked bundles while half the
-    budget lasts, then on one line as many other bundles' names as the rest holds (the shortest
-    first: the most servers named), and how many more there are.
+    """The menu within ``budget`` tokens: first every bundle's name on one line (or, when not all
+    fit, as many as fit, shortest first, and how many more there are), then lines for the
+    top-ranked bundles while the budget lasts.
 
-    Half and half, because a name alone (3-5 tokens) lets a model load a server it knows by
-    name, and a line (15-20 tokens) tells it what an unknown one is for."""
-    ranked = rank(bundles)
-    full: list[str] = []
-    used = count_tokens(MENU_HEADER).n
-    for b in ranked:
-        cost = count_tokens(lines[b.name]).n + 1
-        if used + cost > budget // 2:
+    Names first: a model names a server it sees in the menu (3-5 tokens each) and is sent to
+    ``load_tools({"query": ...})`` for one it does not, which may miss; a line (15-20 tokens)
+    only tells it more about a server it could already name."""
+    names = sorted((b.name for b in bundles), key=lambda n: (count_tokens(n).n, n))
+    menu, shown = _fit([MENU_HEADER], names, budget)
+    if shown < len(names):
+        return menu
+    full: list[Bundle] = []
+    for b in rank(bundles):
+        trial = _with_lines([*full, b], names, lines)
+        if count_tokens(trial).n > budget:
             break
-        full.append(lines[b.name])
-        used += cost
-    rest = sorted((b.name for b in ranked[len(full) :]), key=lambda n: (count_tokens(n).n, n))
-    return _fit([MENU_HEADER, *sorted(full)], rest, budget)
+        full.append(b)
+        menu = trial
+    return menu
 
 
-def _fit(head: list[str], rest: list[str], budget: int) -> str:
+def _with_lines(full: Sequence[Bundle], names: Sequence[str], lines: dict[str, str]) -> str:
+    """Lines for ``full``, every other name on the names line."""
+    inline = {b.name for b in full}
+    head = [MENU_HEADER, *sorted(lines[b.name] for b in full)]
+    return _compose(head, [n for n in names if n not in inline], 0)
+
+
+def _fit(head: list[str], rest: list[str], budget: int) -> tuple[str, int]:
     """``head`` then as many of ``rest`` as fit on a names line, then the count left out (the
-    most names within ``budget``: the tokens grow with the names shown, so bisect)."""
+    most names within ``budget``: the tokens grow with the names shown, so bisect); and how
+    many names it shows."""
     lo, hi = 0, len(rest)
     while lo < hi:
         mid = (lo + hi + 1) // 2
@@ -95,7 +105,7 @@ def _fit(head: list[str], rest: list[str], budget: int) -> str:
             lo = mid
         else:
             hi = mid - 1
-    return _compose(head, rest[:lo], len(rest) - lo)
+    return _compose(head, rest[:lo], len(rest) - lo), lo
 
 
 def _compose(head: list[str], names: list[str], left: int) -> str:

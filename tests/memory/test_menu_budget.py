@@ -54,19 +54,25 @@ def test_a_menu_that_fits_is_the_whole_menu_byte_for_byte() -> None:
     assert listed(bundle_menu(bundles)) == {b.name for b in bundles}
 
 
-def test_a_cut_menu_lists_the_largest_servers_and_counts_the_rest() -> None:
+def test_a_cut_menu_names_every_server_and_describes_the_largest() -> None:
+    bundles = servers(60).bundles()
+    menu = bundle_menu(bundles)
+    assert menu != bundle_menu(bundles, budget=10**9)
+    assert listed(menu) == {b.name for b in bundles} and "more bundles" not in menu
+    described = [line for line in menu.splitlines() if not line.startswith(("- also: ", "Tool"))]
+    assert len(described) > 3
+    assert all(f"- {b.name}: " in menu for b in rank(bundles)[: len(described)])
+
+
+def test_past_the_budget_it_names_the_most_servers_and_counts_the_rest() -> None:
     bundles = servers(300).bundles()
     menu = bundle_menu(bundles)
-    shown = listed(menu)
-    assert {b.name for b in rank(bundles)[:5]} <= shown
-    assert f"+{len(bundles) - len(shown)} more bundles" in menu.splitlines()[-1]
-    lines = [line for line in menu.splitlines() if line.startswith("- ") and ": " in line]
-    assert lines[-1].startswith("- also: ") and len(lines) > 5
-    # the names line holds the most names the budget allows: none left out is shorter
-    named = lines[-1].removeprefix("- also: ").split(", ")
-    longest = max(count_tokens(n).n for n in named)
-    hidden = {b.name for b in bundles} - shown
-    assert len(named) > 2 * len(lines) and min(count_tokens(n).n for n in hidden) >= longest
+    lines = menu.splitlines()
+    named = lines[1].removeprefix("- also: ").split(", ")
+    assert len(lines) == 3 and lines[2].startswith(f"+{len(bundles) - len(named)} more bundles")
+    # shortest names first: none left out is shorter than the longest one named
+    hidden = {b.name for b in bundles} - set(named)
+    assert min(count_tokens(n).n for n in hidden) >= max(count_tokens(n).n for n in named)
 
 
 def test_a_cut_menu_is_byte_stable_whatever_the_bundle_order() -> None:
