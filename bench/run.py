@@ -34,6 +34,7 @@ SUITES: dict[str, str] = {
     "bounds": "bounds",
     "retention": "retention",
     "mcp_search": "mcp_search",
+    "menu_budget": "menu_budget",
     "first_minute": "first_minute",
 }
 DEFAULT_DATA = HERE.parent.parent / "shared" / "data"

@@ -59,6 +59,7 @@ from rich.table import Table  # noqa: E402
 
 from tooltray.events import ToolUsed, TurnCompleted, emit, tool_used, turn_completed  # noqa: E402
 from tooltray.memory.config import Settings  # noqa: E402
+from tooltray.memory.core.menu import listed  # noqa: E402
 from tooltray.memory.core.planner import Planner  # noqa: E402
 from tooltray.memory.core.prompt import PromptView  # noqa: E402
 from tooltray.memory.core.trinket import ToolLoaderTrinket  # noqa: E402
@@ -123,15 +124,17 @@ def _recover(
 
     It never names a tool it was not shown: first ``load_tools`` with the user's request as the
     query, then the bundle the menu lists for it (native path: the menu is in the prompt), then
-    every tool (``load_tools(["*"])``). Returns the escape's kind and the meta-tool's answer
-    (one call each).
+    every tool (``load_tools(["*"])``). A bundle the budgeted menu leaves out is not named:
+    the model goes from the query to every tool. Returns the escape's kind and the meta-tool's
+    answer (one call each).
     """
     if "query" not in tried:
         tried.add("query")
         return "query", trinket.handle_meta(sid, LOAD_TOOLS, {"query": turn.query})
     bundle = _bundle_of(trinket, tool)
     native = trinket.settings.path in NATIVE_PATHS
-    if native and bundle and f"bundle:{bundle}" not in tried:
+    shown = bundle in listed(trinket.planner.menu()) if bundle else False
+    if native and shown and f"bundle:{bundle}" not in tried:
         tried.add(f"bundle:{bundle}")
         return "bundle", trinket.handle_meta(sid, LOAD_TOOLS, {"tools": [bundle]})
     tried.add("fallback")

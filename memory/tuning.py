@@ -118,6 +118,9 @@ NOW_OWN_MIN = 1.0
 # ----- the bundle menu ---------------------------------------------------------------------------
 #: name words a bundle without a description shows: menu tokens vs telling bundles apart
 MENU_WORDS = 6
+#: o200k tokens the menu may take on every call: every dev corpus's whole menu fits (apibank 119,
+#: bfcl_multiturn 157, mcp20 345), 70 MCP servers' lines do not (1,237); bench/README.md issue 35
+MENU_BUDGET = 500
 
 # ----- the priced boundary (memory/core/planner.py; bench/README.md "Priced selection") -------
 #: chance a boundary pick is needed before growth could reveal it, by its fused z: its use on

@@ -2,7 +2,11 @@
 
 A bundle's line is its description; a catalog without descriptions (most imported ones) gets the
 most telling words of the members' names instead of a line that says nothing, so the model can
-still tell ``git`` from ``calendar``. Every line is deterministic: the prefix stays byte-stable.
+still tell ``git`` from ``calendar``. Every call pays the menu, so it has a token budget: a
+catalog of many bundles (a hundred MCP servers) names them all on one line and gives lines to its
+largest ones while the budget lasts; past a few hundred, it names the ones that fit and points to
+``load_tools({"query": ...})`` for the rest (every bundle still loads by name). Everything is
+deterministic: the prefix stays byte-stable.
 """
 
 from __future__ import annotations
@@ -11,28 +15,106 @@ import math
 import re
 from collections.abc import Sequence
 
-from tooltray.memory.tuning import MENU_WORDS
+from tooltray.memory.tuning import MENU_BUDGET, MENU_WORDS
+from tooltray.tools.render import count_tokens
 from tooltray.tools.spec import Bundle
 
 _STOP_WORDS = frozenset("a an and as at by for from in is of on or the to with".split())
 
 
 MENU_HEADER = "Tool bundles for load_tools:"
+MORE_NAMES = "- also: "
+MORE_HINT = '+{n} more bundles: load_tools({{"query": "<what you need>"}}) finds their tools.'
 
 
-def bundle_menu(bundles: Sequence[Bundle]) -> str:
+def bundle_menu(bundles: Sequence[Bundle], budget: int | None = None) -> str:
     """One line per bundle: the escape-hatch menu that lets a model ask for tools.
 
     Every call of a selected session pays the menu, so a line is only what a model chooses by:
     the bundle's name and what it is for (member counts and a longer header cost ~35 tokens a
-    call on apibank's 8 bundles and told the model nothing it acts on)."""
+    call on apibank's 8 bundles and told the model nothing it acts on). A menu over ``budget``
+    o200k tokens (default ``MENU_BUDGET``) is cut by :func:`budgeted`, so what every call pays
+    stays bounded however many servers a catalog has."""
     if not bundles:
         return ""
     spread = _word_spread(bundles)
-    lines = [MENU_HEADER]
-    for b in sorted(bundles, key=lambda b: b.name):
-        desc = " ".join(b.description.split()) or member_words(b, spread, len(bundles))
-        lines.append(f"- {b.name}: {desc}")
+    lines = {b.name: _line(b, spread, len(bundles)) for b in bundles}
+    menu = "\n".join([MENU_HEADER, *sorted(lines.values())])
+    limit = MENU_BUDGET if budget is None else budget
+    return menu if count_tokens(menu).n <= limit else budgeted(bundles, lines, limit)
+
+
+def listed(menu: str) -> set[str]:
+    """The bundle names ``menu`` shows (on a line of their own or on the names line)."""
+    names: set[str] = set()
+    for line in menu.splitlines():
+        if line.startswith(MORE_NAMES):
+            names |= set(line.removeprefix(MORE_NAMES).split(", "))
+        elif line.startswith("- "):
+            names.add(line[2:].split(": ", 1)[0])
+    return names
+
+
+def _line(bundle: Bundle, spread: dict[str, int], total: int) -> str:
+    desc = " ".join(bundle.description.split()) or member_words(bundle, spread, total)
+    return f"- {bundle.name}: {desc}"
+
+
+def rank(bundles: Sequence[Bundle]) -> list[Bundle]:
+    """Bundles by the chance a session needs one: with no usage known, a need is as likely to
+    fall on any tool, so a bundle counts by its members (ties by name, for a stable order)."""
+    return sorted(bundles, key=lambda b: (-len(b.members), b.name))
+
+
+def budgeted(bundles: Sequence[Bundle], lines: dict[str, str], budget: int) -> str:
+    """The menu within ``budget`` tokens: first every bundle's name on one line (or, when not all
+    fit, as many as fit, shortest first, and how many more there are), then lines for the
+    top-ranked bundles while the budget lasts.
+
+    Names first: a model names a server it sees in the menu (3-5 tokens each) and is sent to
+    ``load_tools({"query": ...})`` for one it does not, which may miss; a line (15-20 tokens)
+    only tells it more about a server it could already name."""
+    names = sorted((b.name for b in bundles), key=lambda n: (count_tokens(n).n, n))
+    menu, shown = _fit([MENU_HEADER], names, budget)
+    if shown < len(names):
+        return menu
+    full: list[Bundle] = []
+    for b in rank(bundles):
+        trial = _with_lines([*full, b], names, lines)
+        if count_tokens(trial).n > budget:
+            break
+        full.append(b)
+        menu = trial
+    return menu
+
+
+def _with_lines(full: Sequence[Bundle], names: Sequence[str], lines: dict[str, str]) -> str:
+    """Lines for ``full``, every other name on the names line."""
+    inline = {b.name for b in full}
+    head = [MENU_HEADER, *sorted(lines[b.name] for b in full)]
+    return _compose(head, [n for n in names if n not in inline], 0)
+
+
+def _fit(head: list[str], rest: list[str], budget: int) -> tuple[str, int]:
+    """``head`` then as many of ``rest`` as fit on a names line, then the count left out (the
+    most names within ``budget``: the tokens grow with the names shown, so bisect); and how
+    many names it shows."""
+    lo, hi = 0, len(rest)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if count_tokens(_compose(head, rest[:mid], len(rest) - mid)).n <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    return _compose(head, rest[:lo], len(rest) - lo), lo
+
+
+def _compose(head: list[str], names: list[str], left: int) -> str:
+    lines = list(head)
+    if names:
+        lines.append(MORE_NAMES + ", ".join(sorted(names)))
+    if left:
+        lines.append(MORE_HINT.format(n=left))
     return "\n".join(lines)
 
 
