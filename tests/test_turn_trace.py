@@ -17,9 +17,10 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-FUNCTIONS = 370
+FUNCTIONS = 380
 """Ceiling on the library functions a later turn enters, so the turn does not grow unnoticed:
-issue 34 targets 300 (364 at this ceiling's writing, the public API's input checks included)."""
+issue 34 targets 300 (363-371 at this ceiling's writing with load_tools reading the query's
+shape; the count varies by a few with what the process ran before: first-use caches)."""
 
 
 def _script() -> Any:
