@@ -51,7 +51,9 @@ def content_mask(text: str, encoding: Any, over: int | None = COMPACT_OVER) -> N
 def is_content(word: str, start: int, clitics: Sequence[tuple[int, int]]) -> bool:
     """Whether a word starting at ``start`` carries meaning (not in ``clitics``' spans)."""
     lower = word.lower()
-    return lower.isalnum() and lower not in STOPWORDS and not any(a <= start < b for a, b in clitics)
+    return (
+        lower.isalnum() and lower not in STOPWORDS and not any(a <= start < b for a, b in clitics)
+    )
 
 
 MINILM_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"

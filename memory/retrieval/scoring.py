@@ -86,15 +86,9 @@ def _params(spec: ToolSpec) -> str:
 
 
 def doc_text(spec: ToolSpec) -> str:
-    """The embedded document: split name, description and parameter names.
-
-    Parameter descriptions are BM25's only: mean pooling weighs every word alike, so "date: the
-    day, e.g. today or tomorrow" made a weather tool the dense match of any request that names a
-    day, and a tool's purpose (name and description) is what a request paraphrases.
-    """
+    """The embedded document: split name, description, parameter names and descriptions."""
     name = " ".join(tokenize_identifier(spec.name))
-    props: dict[str, Any] = spec.parameters.get("properties") or {}
-    return f"{name}: {spec.description} {' '.join(props)}".strip()
+    return f"{name}: {spec.description} {_params(spec)}".strip()
 
 
 def lexical_terms(spec: ToolSpec) -> list[str]:

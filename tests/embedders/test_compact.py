@@ -49,7 +49,7 @@ def test_compaction_touches_queries_only_and_keeps_their_meaning() -> None:
     assert np.allclose(emb.embed([LONG], "document"), whole.embed([LONG], "document"), atol=1e-5)
     compact, full = emb.embed([LONG], "query")[0], whole.embed([LONG], "query")[0]
     assert not np.allclose(compact, full, atol=1e-3)
-    assert compact @ full > 0.9
+    assert compact @ full > 0.8  # the same request without its function words and commas
     docs = emb.embed(["Move a file to another folder.", "Send an email to a contact."])
     assert compact @ docs[0] > compact @ docs[1] + 0.1
 

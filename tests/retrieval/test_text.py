@@ -22,7 +22,6 @@ def test_terms_drop_stop_words_and_fold_plurals() -> None:
 
 
 def test_documents_hold_name_description_and_parameters() -> None:
-    """The embedded text names the parameters; their descriptions are BM25's only."""
     spec = ToolSpec(
         name="sendEmail",
         description="Send an email.",
@@ -31,7 +30,7 @@ def test_documents_hold_name_description_and_parameters() -> None:
             "properties": {"to_address": {"type": "string", "description": "Recipient."}},
         },
     )
-    assert doc_text(spec) == "send email: Send an email. to_address"
+    assert doc_text(spec) == "send email: Send an email. to_address Recipient."
     words = lexical_terms(spec)
     assert words.count("send") == 3 and "recipient" in words and "address" in words
 
