@@ -1,7 +1,7 @@
 """The words a request's meaning does not rest on, shared by both retrievers.
 
 Function words, the when / where fillers of everyday requests ("tomorrow", "in here") and English
-clitics (``it's``, ``user's``, ``don't``). BM25 drops them from its terms and MiniLM from a
+clitics (``it's``, ``user's``, ``don't``). BM25 drops them from its terms and MiniLM from a short
 query's forward pass: left in, a lone ``s`` matched the one description with a possessive, and
 "tomorrow" pulled the one tool whose description mentions it to the top of a question about an
 agenda (``bench/README.md``, "Everyday phrasing").
