@@ -76,7 +76,7 @@ def unbundled() -> ToolIndex:
 
 
 def test_an_agenda_question_ranks_the_calendar_over_weather_and_pizza(unbundled: ToolIndex) -> None:
-    """ "tomorrow" no longer pulls the two tools whose texts mention it above the calendar."""
+    """The filler "tomorrow" no longer lifts the two tools whose texts mention it."""
     ranked = [h.name for h in unbundled.search(AGENDA, len(NAMES))]
     assert ranked.index("list_calendar_events") < 2
     assert ranked.index("list_calendar_events") < min(
