@@ -78,7 +78,6 @@ def unbundled() -> ToolIndex:
 def test_an_agenda_question_ranks_the_calendar_over_weather_and_pizza(unbundled: ToolIndex) -> None:
     """The filler "tomorrow" no longer lifts the two tools whose texts mention it."""
     ranked = [h.name for h in unbundled.search(AGENDA, len(NAMES))]
-    assert ranked.index("list_calendar_events") < 2
     assert ranked.index("list_calendar_events") < min(
         ranked.index(n) for n in ("get_weather", "order_pizza")
     )
