@@ -21,7 +21,8 @@ SENTENCE_WEIGHT = 0.5
 MAX_SENTENCES = 8
 #: a sentence shorter than this joins its neighbour: noise vs task split (retrieval)
 MIN_SEGMENT_WORDS = 3
-#: word-pieces over which a query drops stop words: latency vs dense recall (latency, retrieval)
+#: a query of at most this many word-pieces keeps only its content words, a longer one drops
+#: Lucene's stop list: latency, and everyday requests' dense ranking (latency, retrieval)
 COMPACT_OVER = 24
 #: both retrievers this far out = the sides agree (Hit.agree): precision of growth (session)
 AGREE_Z = 2.0

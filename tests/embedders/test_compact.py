@@ -1,4 +1,5 @@
-"""Long queries lose their stop words before the forward pass; documents and short queries never."""
+"""Short queries keep only their content words in the forward pass, long ones lose Lucene's stop
+words; documents never lose anything."""
 
 from __future__ import annotations
 
@@ -32,9 +33,11 @@ def test_a_long_query_keeps_its_content_words_and_special_tokens() -> None:
     assert 0 < len(enc.ids) - keep.sum() < len(enc.ids) - 3
 
 
-def test_short_queries_and_stop_word_only_texts_are_left_whole() -> None:
-    short = "move report.txt to the archive"
-    assert content_mask(short, tokenizer().encode(short)).all()
+def test_short_queries_keep_content_words_and_stop_word_only_texts_are_left_whole() -> None:
+    short = "It's freezing in here, what is on my agenda tomorrow?"
+    enc = tokenizer().encode(short)
+    kept = [t for t, k in zip(enc.tokens, content_mask(short, enc), strict=True) if k]
+    assert kept == ["[CLS]", "freezing", "what", "my", "agenda", "[SEP]"]
     only = " ".join(["the and of to into"] * 10)
     assert content_mask(only, tokenizer().encode(only)).all()
     assert content_mask(LONG, tokenizer().encode(LONG), over=None).all()
