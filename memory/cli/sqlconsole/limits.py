@@ -196,15 +196,17 @@ def sqlite_failure(exc: BaseException, stop: Stop) -> StoreError | None:
 
 
 def cancellable(run: Callable[[], T], cancel: Callable[[], object], stop: Stop) -> T:
-    """``run()`` in a worker thread; Ctrl-C in the main thread calls ``cancel`` and waits.
+    """``run()`` in a worker thread; each Ctrl-C in the main thread calls ``cancel``.
 
     psycopg waits for the server in C, where Python's Ctrl-C handler does not run until the
-    statement ends; the main thread, waiting here in Python, gets it at once.
+    statement ends; the main thread, waiting here in Python, gets it at once. Its handler only
+    counts presses: a KeyboardInterrupt raised inside ``Event.wait`` can leave the event's lock
+    held, and the worker's ``set()`` then waits forever (a hang seen under load).
     """
     if threading.current_thread() is not threading.main_thread():
         return run()
     box: dict[str, Any] = {}
-    done = threading.Event()  # not Thread.join: a join Ctrl-C interrupted may not wait again
+    done, presses = threading.Event(), [0]
 
     def work() -> None:
         try:
@@ -214,18 +216,27 @@ def cancellable(run: Callable[[], T], cancel: Callable[[], object], stop: Stop) 
         finally:
             done.set()
 
-    worker = threading.Thread(target=work, name="tooltray-sql", daemon=True)
-    try:  # start() inside: a Ctrl-C the moment it returns must still cancel the statement
-        worker.start()
-        while not done.wait(0.05):
-            pass
-    except KeyboardInterrupt:
-        stop.reason = stop.reason or "interrupt"
-        cancel()
-        if worker.ident is not None:
-            done.wait()
-        else:
-            raise stop.error() from None
+    def pressed(signum: int, frame: Any) -> None:
+        presses[0] += 1
+
+    previous = signal.signal(signal.SIGINT, pressed)
+    try:
+        threading.Thread(target=work, name="tooltray-sql", daemon=True).start()
+        _wait_cancelling(done, presses, cancel, stop)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     if "error" in box:
         raise box["error"]
     return box["value"]  # type: ignore[no-any-return]
+
+
+def _wait_cancelling(
+    done: threading.Event, presses: list[int], cancel: Callable[[], object], stop: Stop
+) -> None:
+    """Wait for the worker; cancel its statement once per Ctrl-C pressed meanwhile."""
+    handled = 0
+    while not done.wait(0.05):
+        if presses[0] > handled:
+            handled = presses[0]
+            stop.reason = stop.reason or "interrupt"
+            cancel()
