@@ -294,7 +294,7 @@ async def _hinted(gateway: Gateway, session: str, ctx: ServerRequestContext[Any,
     try:
         return await gateway.hint(session, text)
     except Exception as exc:  # a hint is advice: the client's request must not fail over it
-        log.error("tooltray gateway: hint for session %r not used: %s", session, exc)
+        log.warning("tooltray gateway: hint for session %r not used: %s", session, exc)
         return False
 
 
