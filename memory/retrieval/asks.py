@@ -69,22 +69,33 @@ def match_bundles(server: str, bundles: Collection[str]) -> tuple[str, ...]:
     return tuple(b for b, s in scored.items() if s >= best - 1e-9)
 
 
-def spelled(
-    guess: str, names: Sequence[str], bundle_of: Mapping[str, str | None]
-) -> tuple[str, ...]:
+def spelled(guess: str, forms: Sequence[tuple[str, str, frozenset[str]]]) -> tuple[str, ...]:
     """Tool names ``guess`` spells, either of them with or without its server prefix
-    (``mcp__git__git_log``, ``git_log``, ``log``), closest first."""
+    (``mcp__git__git_log``, ``git_log``, ``log``), closest first; ``forms`` from
+    :func:`name_forms`."""
     g = "_".join(words(guess))
     found: list[tuple[float, str]] = []
-    for name in names:
-        server = "_".join(words(bundle_of.get(name) or ""))
-        ratio = _likeness({g, _bare(g, server)}, {"_".join(words(name)), _bare(name, server)})
+    for name, server, spellings in forms:
+        ratio = _likeness({g, _bare(g, server)}, spellings)
         if ratio >= NAME_MATCH:
             found.append((ratio, name))
     return tuple(n for _, n in sorted(found, key=lambda x: -x[0]))
 
 
-def _likeness(guesses: set[str], forms: set[str]) -> float:
+def name_forms(
+    names: Sequence[str], bundle_of: Mapping[str, str | None]
+) -> tuple[tuple[str, str, frozenset[str]], ...]:
+    """Per tool: its name, its server's words and the spellings a guess may match (with and
+    without the server prefix). Read once per catalog, not per query: a guess is compared with
+    every tool."""
+    out = []
+    for name in names:
+        server = "_".join(words(bundle_of.get(name) or ""))
+        out.append((name, server, frozenset({"_".join(words(name)), _bare(name, server)})))
+    return tuple(out)
+
+
+def _likeness(guesses: set[str], forms: frozenset[str]) -> float:
     best = 0.0
     for a in guesses:
         for b in forms:
@@ -113,16 +124,28 @@ def _fields(query: str) -> dict[str, str]:
     return out
 
 
+class Asks:
+    """The query reader of one catalog (``names``, each tool's bundle in ``bundle_of``): the
+    bundles and the tools' spellings are read once, each query against them."""
+
+    def __init__(self, names: Sequence[str], bundle_of: Mapping[str, str | None]) -> None:
+        self.bundles = {b for b in bundle_of.values() if b}
+        self.forms = name_forms(names, bundle_of)
+
+    def read(self, query: str) -> Ask:
+        """``query`` read apart over the catalog."""
+        fields = _fields(query)
+        if "server" in fields:
+            chosen = match_bundles(fields["server"], self.bundles)
+            rest = fields.get("tool", "")
+            text = rest if chosen and rest else f"{fields['server']} {rest}".strip()
+            return Ask(text or query, chosen)
+        stripped = query.strip()
+        if _NAME.match(stripped):
+            return Ask(" ".join(words(stripped)) or stripped, (), spelled(stripped, self.forms))
+        return Ask(query)
+
+
 def read_ask(query: str, names: Sequence[str], bundle_of: Mapping[str, str | None]) -> Ask:
     """``query`` read apart over a catalog (``names``, each tool's bundle in ``bundle_of``)."""
-    fields = _fields(query)
-    if "server" in fields:
-        bundles = {b for b in bundle_of.values() if b}
-        chosen = match_bundles(fields["server"], bundles)
-        rest = fields.get("tool", "")
-        text = rest if chosen and rest else f"{fields['server']} {rest}".strip()
-        return Ask(text or query, chosen)
-    stripped = query.strip()
-    if _NAME.match(stripped):
-        return Ask(" ".join(words(stripped)) or stripped, (), spelled(stripped, names, bundle_of))
-    return Ask(query)
+    return Asks(names, bundle_of).read(query)

@@ -32,7 +32,7 @@ from tooltray.memory.embedders import (
 )
 from tooltray.memory.embedders.filecache import shared
 from tooltray.memory.retrieval import Hit, Query, ToolIndex, doc_text
-from tooltray.memory.retrieval.asks import Ask, read_ask
+from tooltray.memory.retrieval.asks import Ask, Asks
 from tooltray.memory.retrieval.index import Bundles, choose, mates
 from tooltray.memory.retrieval.scoring import Candidate, Scored, zscores
 from tooltray.memory.store.records import Source
@@ -445,6 +445,7 @@ class IndexSelector:
         self._docs: NDArray[np.float32] | None = index.doc_vectors
         self.memo: dict[str, Any] = {}
         self._messages: dict[str, Part] = {}
+        self._reader: Asks | None = None
 
     def _revive(self) -> bool:
         """Give the index its document vectors back; False for a lexical-only index."""
@@ -516,7 +517,7 @@ class IndexSelector:
     def _ask(self, query: str, exclude: Collection[str], dense: bool) -> list[Candidate]:
         """The answer to the query's shape (:mod:`~tooltray.memory.retrieval.asks`): a server
         line's bundles ranked alone, a guessed name's real tool first."""
-        ask = read_ask(query, self.index.names, self._bundle_of())
+        ask = self._asks().read(query)
         vector = self._vector(ask.text) if dense else None
         within = self._within(ask, exclude, vector) if ask.bundles else []
         if within:
@@ -525,8 +526,13 @@ class IndexSelector:
         found = self._answer(ask.text, exclude, vector)
         return named[:SEARCH_K] + [c for c in found if c.name not in ask.named]
 
-    def _bundle_of(self) -> dict[str, str | None]:
-        return dict(zip(self.index.names, self.index.bundles.of, strict=True))
+    def _asks(self) -> Asks:
+        """The catalog's query reader, made on the first query (names and bundles are fixed
+        for the index's life)."""
+        if self._reader is None:
+            of = dict(zip(self.index.names, self.index.bundles.of, strict=True))
+            self._reader = Asks(self.index.names, of)
+        return self._reader
 
     def _within(self, ask: Ask, exclude: Collection[str], vector: Any) -> list[Candidate]:
         """The best ``SERVER_K`` tools of the bundles a server line names, none of ``exclude``:
@@ -535,8 +541,7 @@ class IndexSelector:
         members = [i for b in ask.bundles for i in self.index.bundles.members.get(b, ())]
         skip = set(exclude)
         kept = [i for i in members if self.index.names[i] not in skip]
-        order = sorted(kept, key=lambda i: -float(fused[i]))[:SERVER_K]
-        return [Candidate(self.index.names[i], "semantic", float(fused[i])) for i in order]
+        return self._scored(sorted(kept, key=lambda i: -float(fused[i]))[:SERVER_K], fused)
 
     def recall_skills(self, library: SkillLibrary, goal: str) -> list[Skill]:
         """Skills matching ``goal``, with a bar set by the goal's cosines over the tool docs."""
