@@ -301,7 +301,7 @@ class Gateway:
         try:
             return await self.hint(session_id, query)
         except Exception as exc:  # the search already answered: its result must reach the client
-            log.error(
+            log.warning(
                 "tooltray gateway: session %r: selection on the query failed: %s", session_id, exc
             )
             return False
