@@ -15,6 +15,7 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
+from functools import cached_property
 
 from tooltray.memory.retrieval.scoring import tokenize_identifier
 
@@ -129,8 +130,13 @@ class Asks:
     bundles and the tools' spellings are read once, each query against them."""
 
     def __init__(self, names: Sequence[str], bundle_of: Mapping[str, str | None]) -> None:
+        self.names, self.bundle_of = names, bundle_of
         self.bundles = {b for b in bundle_of.values() if b}
-        self.forms = name_forms(names, bundle_of)
+
+    @cached_property
+    def forms(self) -> tuple[tuple[str, str, frozenset[str]], ...]:
+        """The tools' spellings, read on the first guessed name (most queries are not one)."""
+        return name_forms(self.names, self.bundle_of)
 
     def read(self, query: str) -> Ask:
         """``query`` read apart over the catalog."""
