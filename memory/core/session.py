@@ -221,6 +221,12 @@ class Journal:
                 self._store(state)
             self._announce()
 
+    @property
+    def single_connection(self) -> bool:
+        """Whether the store serves every thread on one connection (nothing reads it in the
+        background then: ``build_selector``)."""
+        return bool(getattr(self.store, "single_connection", False))
+
     def get_embeddings(self, embedder_id: str, hashes: Sequence[str]) -> Mapping[str, Any]:
         """Cached document vectors (the journal is the planner's embedding cache)."""
         return self.store.get_embeddings(embedder_id, hashes)

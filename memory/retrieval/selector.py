@@ -749,9 +749,14 @@ def build_selector(
     store: EmbeddingCache | None,
     progress: Progress | None = None,
 ) -> IndexSelector:
-    """Embed the catalog (cached) and build the hybrid index; raises EmbedderError when down."""
+    """Embed the catalog (cached) and build the hybrid index; raises EmbedderError when down.
+
+    A store with one connection for every thread (in-memory SQLite) embeds in the foreground:
+    a background read there fails inside the turn's open transaction, and selection would stay
+    lexical for the process's life."""
     embedder = make_embedder(settings, store)
-    later = settings.embed_catalog == "background"
+    shared_conn = bool(getattr(store, "single_connection", False))
+    later = settings.embed_catalog == "background" and not shared_conn
     index = ToolIndex(list(specs), embedder, progress=progress, strict=True, background=later)
     return IndexSelector(index, index.embedder, settings)
 

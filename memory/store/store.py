@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import Connection, Engine, delete, select
 from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, SQLAlchemyError
+from sqlalchemy.pool import StaticPool
 
 from tooltray.memory.store.access import readonly_hint
 from tooltray.memory.store.engine import BUSY_MS, IMMEDIATE, is_sqlite, make_engine, sqlite_path
@@ -239,6 +240,12 @@ class Store:
 
     def __repr__(self) -> str:
         return f"Store({display_url(self.url)!r})"
+
+    @property
+    def single_connection(self) -> bool:
+        """One connection serves every thread (in-memory SQLite): another thread cannot read
+        while a call's transaction is open on it, so nothing may read it in the background."""
+        return isinstance(self.engine.pool, StaticPool)
 
     def _write(self, what: str, fn: Callable[[Connection], T]) -> T:
         return self._writes.run(

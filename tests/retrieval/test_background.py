@@ -126,3 +126,19 @@ def test_a_failing_worker_leaves_search_lexical(tmp_path: Path) -> None:
     assert not index.wait_for_vectors()
     assert index.job is not None and "damaged" in str(index.job.error)
     assert index.picks("find flights to Lisbon", 5)  # lexical answers still come
+
+
+def test_an_in_memory_store_embeds_its_catalog_in_the_foreground(caplog: Any) -> None:
+    """In-memory SQLite serves every thread on one connection: a background read failed inside
+    the turn's transaction and left selection lexical for good. It embeds before the first
+    selection instead, and nothing degrades."""
+    specs, bundles = load_demo_catalog()
+    registry = ToolRegistry(specs, bundles=bundles)
+    settings = Settings(db="sqlite://", embed_catalog="background")
+    level = caplog.at_level("WARNING", logger="tooltray")
+    with level, ToolLoaderTrinket(registry, settings=settings) as trinket:
+        view = trinket.prepare(f"mem-{uuid.uuid4().hex[:8]}", [{"role": "user", "content": TRIP}])
+        index = _index(trinket)
+        assert view.mode == "selected" and index.doc_vectors is not None
+        assert index.degraded is None
+    assert not [r for r in caplog.records if "background" in r.getMessage()], caplog.text
