@@ -122,15 +122,14 @@ class Explained:
 
 def session_state(store: DryStore, session_id: str | None) -> SessionState:
     """The session as stored, as the trinket would rehydrate it (``None``: a new session)."""
+    from tooltray.memory.core.decision import Marks
     from tooltray.memory.core.session import SessionState, grown_turn
     from tooltray.memory.store.records import empty_snapshot
 
     stored = store.snapshot(session_id) if session_id is not None else None
     session_id = session_id if session_id is not None else "new-session"
     snapshot = stored or empty_snapshot(session_id)
-    state = SessionState(session_id, snapshot)
-    state.grown_turn = grown_turn(snapshot)
-    return state
+    return SessionState(session_id, snapshot, marks=Marks(grown_turn=grown_turn(snapshot)))
 
 
 def dry_planner(registry: ToolRegistry, settings: Settings, store: DryStore) -> Planner:

@@ -10,6 +10,7 @@ arguments, message text) is cleaned instead, since a meta-tool call must never r
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from itertools import count
 from typing import Any
 
 from tooltray.tools.clean import clean_text, clean_value, has_bad_text
@@ -56,7 +57,7 @@ def messages(value: object) -> list[dict[str, Any]]:
             f"messages must be a list of message dicts, got {type(value).__name__}: "
             'pass the conversation as [{"role": "user", "content": "..."}, ...]'
         )
-    return [_message(m, i) for i, m in enumerate(value)]
+    return list(map(_message, value, count()))
 
 
 def _message(message: object, index: int) -> dict[str, Any]:
@@ -69,9 +70,10 @@ def _message(message: object, index: int) -> dict[str, Any]:
             f"message {index} must be a dict with a string 'role' (or a Responses item's 'type'),"
             f' got {shown(message, 60)}: pass messages like {{"role": "user", "content": "..."}}'
         )
-    if all(isinstance(v, str) and not has_bad_text(v) for v in message.values()):
-        return message if isinstance(message, dict) else dict(message)
-    return {k: clean_value(v) for k, v in message.items()}
+    for v in message.values():
+        if not isinstance(v, str) or has_bad_text(v):
+            return {k: clean_value(v) for k, v in message.items()}
+    return message if isinstance(message, dict) else dict(message)
 
 
 def meta_name(value: object) -> str:

@@ -50,13 +50,13 @@ def message_parts(view: PromptView, messages: Sequence[dict[str, Any]]) -> list[
 
 def split(before: Sequence[Part], now: Sequence[Part]) -> tuple[int, int]:
     """Tokens of ``now`` re-used from ``before`` (its common leading parts) and tokens new."""
-    k = 0
-    for a, b in zip(before, now, strict=False):
-        if a[0] != b[0]:
-            break
-        k += 1
-    reused = sum(t for _, t in now[:k])
-    return reused, sum(t for _, t in now) - reused
+    reused = total = 0
+    same = True
+    for k, (text, tokens) in enumerate(now):
+        same = same and k < len(before) and before[k][0] == text
+        reused += tokens if same else 0
+        total += tokens
+    return reused, total - reused
 
 
 @dataclass

@@ -3,9 +3,8 @@
 The planner owns what depends on the allowed catalog as a whole (the :class:`Selector` and its
 index, the skill library, per-tool token counts, the bundle menu, the eager cost) and rebuilds it
 only when the allowed set changes. It asks the selector for scores and the pure rules of
-:mod:`~tooltray.memory.core.policy` for the decision. Fallback expiry and idle eviction, the two
-moments a loaded set shrinks on its own, return their changes and hand what left to
-``announce``, which the journal fires once the change is stored.
+:mod:`~tooltray.memory.core.policy` for what they admit; its :class:`Plan` is what the turn's
+pure decision (:mod:`~tooltray.memory.core.decision`) appends.
 """
 
 from __future__ import annotations
@@ -14,12 +13,8 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from blinker import NamedSignal
-from pydantic import BaseModel
-
-from tooltray.events import payloads as p
-from tooltray.events import signals as sig
 from tooltray.memory.config import Settings
+from tooltray.memory.core.decision import Plan as Plan
 from tooltray.memory.core.policy import (
     Caps,
     Opening,
@@ -27,8 +22,6 @@ from tooltray.memory.core.policy import (
     admit,
     admit_growth,
     everything,
-    expired_fallbacks,
-    idle_tools,
     later_needs,
     order_candidates,
     priced,
@@ -50,7 +43,6 @@ from tooltray.memory.retrieval.selector import (
     said,
 )
 from tooltray.memory.retrieval.skills import SkillLibrary, load_skills
-from tooltray.memory.store.records import Changes, Load, SelectionMode, Unload
 from tooltray.memory.tuning import GROWTH_MISS
 from tooltray.tools.errors import TooltrayError
 from tooltray.tools.registry import ToolRegistry
@@ -71,39 +63,6 @@ SelectorFactory = Callable[
     ["Sequence[ToolSpec]", "Settings", "EmbeddingCache | None", "Progress | None"], Selector
 ]
 """Builds a selector over the allowed tools (``progress(done, total)`` while it embeds them)."""
-
-
-Announce = Callable[[NamedSignal, str, BaseModel], None]
-
-
-def expire_fallback(state: SessionState, turn: int, announce: Announce) -> Changes:
-    """End the session's fallback: used tools stay as escapes, the others are unloaded."""
-    keep, drop = expired_fallbacks(state.snapshot.loaded, state.fallback_turn or turn)
-    state.fallback_turn = None
-    changes = Changes(
-        loads=[Load(n, "escape", turn) for n in keep], unloads=[Unload(n) for n in drop]
-    )
-    if drop:
-        gone = p.ToolsUnloaded(turn=turn, tools=drop, reason="fallback-expired")
-        announce(sig.tools_unloaded, state.session_id, gone)
-    return changes
-
-
-def evict(state: SessionState, turn: int, idle_turns: int, announce: Announce) -> Changes:
-    """Unload the tools idle for ``idle_turns`` (call only at a session boundary)."""
-    gone = idle_tools(state.snapshot.loaded, turn, idle_turns)
-    if gone:
-        evicted = p.ToolsUnloaded(turn=turn, tools=gone, reason="evicted")
-        announce(sig.tools_unloaded, state.session_id, evicted)
-    return Changes(unloads=[Unload(n, "evicted") for n in gone])
-
-
-@dataclass
-class Plan:
-    """What to append to the loaded set, and the session's mode (``selected`` or ``all``)."""
-
-    mode: SelectionMode
-    loads: list[Candidate] = field(default_factory=list)
 
 
 PREFIXES_KEPT = 256

@@ -76,16 +76,6 @@ def note(specs: Sequence[ToolSpec], native: bool) -> str:
     return f"{REVEAL_HEAD}\n{render_text(list(specs))}\n{hint}"
 
 
-def stored_reveals(raw: object) -> list[tuple[int, list[str]]]:
-    """The session meta's ``reveals`` as ``(user turn, names)``; malformed rows are skipped."""
-    out: list[tuple[int, list[str]]] = []
-    for row in raw if isinstance(raw, list) else []:
-        if isinstance(row, (list, tuple)) and len(row) == 2 and isinstance(row[0], int):
-            names = [n for n in row[1] if isinstance(n, str)] if isinstance(row[1], list) else []
-            out.append((row[0], names))
-    return out
-
-
 def weave(history: Sequence[dict[str, Any]], notes: Mapping[int, str]) -> list[dict[str, Any]]:
     """``history`` with each note put before the text of the user message of its turn.
 

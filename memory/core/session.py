@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from blinker import NamedSignal
@@ -23,6 +23,7 @@ from pydantic import BaseModel
 
 from tooltray.events import payloads as p
 from tooltray.events import signals as sig
+from tooltray.memory.core.decision import Marks, Notice, Snap, user_texts
 from tooltray.memory.store.base import BaseStore
 from tooltray.memory.store.records import (
     Changes,
@@ -69,21 +70,6 @@ def user_turn(messages: Sequence[dict[str, Any]]) -> int:
     return len(user_texts(messages))
 
 
-def user_texts(messages: Sequence[dict[str, Any]]) -> list[str]:
-    """The user messages' text, oldest first (list-of-parts contents are joined)."""
-    out = []
-    for m in messages:
-        if m.get("role") != "user":
-            continue
-        content = m.get("content")
-        if isinstance(content, list):
-            content = " ".join(
-                str(part.get("text", "")) for part in content if isinstance(part, dict)
-            )
-        out.append(str(content or ""))
-    return out
-
-
 @dataclass
 class SessionState:
     """What the trinket keeps in memory for one live session.
@@ -92,13 +78,11 @@ class SessionState:
         snapshot: the loaded set and counters as last stored (or applied locally).
         health: ``ok``, ``degraded`` or ``disabled`` (see :data:`Health`); what selection
             decided (``selected`` or ``all``) is stored in the snapshot's meta instead.
-        fallback_turn: the turn a ``fallback`` is active for, if any.
-        pending: changes the store could not take yet, replayed in order when it is back.
-        prefix_hash: hash of the last prompt prefix handed out.
-        recorded_turn: the last turn whose prefix hash is in the ``turns`` table.
-        recorded_count: the loaded count that row holds (revealed tools change it mid-turn
+        marks: what this process remembers beside the snapshot: the turn a ``fallback`` is
+            active for, the last turn grown (once per turn), and the prefix hash, turn and
+            loaded count of the last ``turns`` row (revealed tools change the count mid-turn
             while the prefix stays, and the row must end as an uninterrupted run's would).
-        grown_turn: the last turn whose user message was matched for growth (once per turn).
+        pending: changes the store could not take yet, replayed in order when it is back.
         warned: reasons logged loudly in the current outage (cleared when it ends, so that a
             later outage is logged again).
         unread: the store could not be read when this state was made: it is not known yet
@@ -114,12 +98,8 @@ class SessionState:
     session_id: str
     snapshot: SessionSnapshot
     health: Health = "ok"
-    fallback_turn: int | None = None
+    marks: Marks = field(default_factory=Marks)
     pending: list[Changes] = field(default_factory=list)
-    prefix_hash: str | None = None
-    recorded_turn: int = -1
-    recorded_count: int = -1
-    grown_turn: int = -1
     warned: set[str] = field(default_factory=set)
     unread: bool = False
     taught: list[str] = field(default_factory=list)
@@ -140,6 +120,19 @@ class SessionState:
     def turn(self) -> int:
         """The session's turn counter."""
         return self.snapshot.turn
+
+    @property
+    def fallback_turn(self) -> int | None:
+        """The turn a ``fallback`` is active for, if any (the fallback meta-tool sets it)."""
+        return self.marks.fallback_turn
+
+    @fallback_turn.setter
+    def fallback_turn(self, turn: int | None) -> None:
+        self.marks = replace(self.marks, fallback_turn=turn)
+
+    def snap(self) -> Snap:
+        """The session as the pure rules read it (:mod:`~tooltray.memory.core.decision`)."""
+        return Snap(self.snapshot, self.marks)
 
     def loaded_names(self) -> list[str]:
         """Loaded tools in ``tools=`` order."""
@@ -182,6 +175,13 @@ def recovered(state: SessionState, reason: str) -> None:
         log.info("tooltray %s works again for session %s.", reason, state.session_id)
 
 
+SIGNALS: dict[str, NamedSignal] = {
+    "tools_unloaded": sig.tools_unloaded,
+    "tools_loaded": sig.tools_loaded,
+    "session_started": sig.session_started,
+    "session_ended": sig.session_ended,
+    "selection_changed": sig.selection_changed,
+}
 StartLate = Callable[[SessionState], None]
 Announcement = tuple[NamedSignal, str, BaseModel]
 
@@ -197,7 +197,7 @@ class Journal:
     def __init__(self, store: BaseStore, start_late: StartLate) -> None:
         self.store = store
         self._start_late = start_late
-        self._touched: list[SessionState] | None = None
+        self._touched: dict[int, SessionState] | None = None
         self._announced: list[Announcement | Callable[[], Any]] = []
         self._vectors: dict[str, dict[str, Any]] = {}
 
@@ -210,12 +210,12 @@ class Journal:
         if self._touched is not None:
             yield
             return
-        self._touched = []
+        self._touched = {}
         try:
             with self.store.reading():
                 yield
         finally:
-            touched, self._touched = self._touched, None
+            touched, self._touched = list(self._touched.values()), None
             self._stage_vectors(touched)
             for state in touched:
                 self._store(state)
@@ -260,6 +260,23 @@ class Journal:
         if self._touched is None:
             self._announce()
 
+    def notify(self, session_id: str, notices: Sequence[Notice]) -> None:
+        """Send a decision's notices (signal and payload) once the open call is stored."""
+        for n in notices:
+            tools, turn = list(n.tools), n.turn
+            payload: BaseModel
+            if n.kind == "tools_unloaded":
+                payload = p.ToolsUnloaded(turn=n.turn, tools=tools, reason=n.detail)
+            elif n.kind == "tools_loaded":
+                payload = p.ToolsLoaded(turn=n.turn, tools=tools, source=n.detail)
+            elif n.kind == "session_started":
+                payload = p.SessionStarted(turn=n.turn, resumed=n.resumed, loaded=tools)
+            elif n.kind == "session_ended":
+                payload = p.SessionEnded(turn=n.turn)
+            else:
+                payload = p.SelectionChanged(turn=turn, added=[], removed=[], prefix_hash=n.detail)
+            self.announce(SIGNALS[n.kind], session_id, payload)
+
     def after(self, step: Callable[[], Any]) -> None:
         """Run ``step`` once the open call is stored (at once outside a call)."""
         self._announced.append(step)
@@ -296,8 +313,8 @@ class Journal:
             state.pending.append(changes)
         if self._touched is None:
             self._store(state)
-        elif all(s is not state for s in self._touched):
-            self._touched.append(state)
+        else:
+            self._touched.setdefault(id(state), state)
 
     def _store(self, state: SessionState) -> None:
         """Store the pending changes in one transaction; they stay queued when it fails."""

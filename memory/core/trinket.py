@@ -19,6 +19,7 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from operator import attrgetter
 from typing import Any, Literal
 
 from blinker import NamedSignal
@@ -26,10 +27,12 @@ from blinker import NamedSignal
 from tooltray.events import payloads as p
 from tooltray.events import signals as sig
 from tooltray.memory.config import Settings
+from tooltray.memory.core import decision as decide
 from tooltray.memory.core import inputs
+from tooltray.memory.core.decision import NOTHING, Conversation, Decision, Marks, stored_reveals
 from tooltray.memory.core.fork import fork_session, not_refused
 from tooltray.memory.core.meter import PromptMeter
-from tooltray.memory.core.planner import Catalog, Planner, evict, expire_fallback
+from tooltray.memory.core.planner import Catalog, Plan, Planner
 from tooltray.memory.core.prompt import (
     NATIVE_PATHS,
     PromptView,
@@ -39,7 +42,6 @@ from tooltray.memory.core.prompt import (
     note,
     prefix_digest,
     split_loaded,
-    stored_reveals,
 )
 from tooltray.memory.core.results import ResultShelf
 from tooltray.memory.core.session import (
@@ -49,7 +51,6 @@ from tooltray.memory.core.session import (
     grown_turn,
     learned_upto,
     recovered,
-    user_texts,
     user_turn,
     warn,
 )
@@ -76,7 +77,6 @@ from tooltray.memory.store.records import (
     Learning,
     Load,
     SessionMeta,
-    TurnRecord,
     Use,
     empty_snapshot,
 )
@@ -122,7 +122,7 @@ def selected_view(
     deferring = defers(settings.path, settings.reveal, meta)
     view = _prefix(settings, planner, prefix_names, state.selection_mode, deferring)
     revealed = cat.pick(revealed_names)
-    loaded = view.loaded + tuple(s.name for s in revealed)
+    loaded = view.loaded + tuple(map(attrgetter("name"), revealed))
     view = replace(
         view, session_id=state.session_id, turn=state.turn, revealed=tuple(revealed), loaded=loaded
     )
@@ -199,36 +199,6 @@ def _notes(
     return tuple(out)
 
 
-def turn_record(state: SessionState, view: PromptView) -> tuple[TurnRecord, bool] | None:
-    """The ``turns`` row ``view`` calls for (one per turn, again when its prefix or its loaded
-    count changed), and
-    whether the prefix changed from the last one handed out (remembered in ``state``)."""
-    same = view.prefix_hash == state.prefix_hash
-    kept = same and state.recorded_count == len(view.loaded)
-    if state.health == "disabled" or (kept and state.recorded_turn == state.turn):
-        return None
-    changed = not same and state.prefix_hash is not None
-    state.prefix_hash, state.recorded_turn = view.prefix_hash, state.turn
-    state.recorded_count = len(view.loaded)
-    record = TurnRecord(
-        state.session_id,
-        state.turn,
-        view.prefix_hash,
-        view.tool_tokens,
-        len(view.loaded),
-        view.eager_tokens,
-    )
-    return record, changed
-
-
-def announce_prefix(state: SessionState, view: PromptView) -> None:
-    """Send ``selection-changed``: the view's prefix differs from the last one handed out."""
-    changed = p.SelectionChanged(
-        turn=state.turn, added=[], removed=[], prefix_hash=view.prefix_hash
-    )
-    sig.emit(sig.selection_changed, state.session_id, changed)
-
-
 log = logging.getLogger("tooltray")
 STEP_DOWN: dict[str, tuple[str, str, SessionMeta]] = {
     "exchange": ("tool_addition", "a load_tools exchange", {"addition_refused": True}),
@@ -268,7 +238,7 @@ class ToolLoaderTrinket:
         self.enabled = self.settings.enabled
         self.store_error: StoreError | None = None
         self.store: BaseStore = store if store is not None else self._open_store()
-        self.journal = Journal(self.store, lambda state: self._boundary(state, fresh=True))
+        self.journal = Journal(self.store, lambda state: self._start(state, fresh=True))
         self.signals: SelectionSignals = learned_signals(
             self.store, self.registry.is_allowed, self.settings
         )
@@ -330,10 +300,8 @@ class ToolLoaderTrinket:
             with self.journal.call():
                 state = self._state(session_id)
                 if existed and state.health != "disabled":
-                    turn = user_turn(messages)
-                    if turn > state.turn:
-                        self.journal.commit(state, Changes(turn=turn))
-                    self._boundary(state)
+                    idle = self.settings.idle_turns
+                    self._apply(state, decide.resume(state.snap(), user_turn(messages), idle))
                 return self._prepare(state, list(messages))
 
     def prepare(self, session_id: str, messages: Sequence[dict[str, Any]]) -> PromptView:
@@ -348,11 +316,7 @@ class ToolLoaderTrinket:
         with self._lock:
             with self.journal.call():
                 state = self._state(session_id)
-                ended = Changes(status="ended", events=[self._event(state, "ended")])
-                self.journal.commit(state, ended)
-                self.journal.announce(
-                    sig.session_ended, session_id, p.SessionEnded(turn=state.turn)
-                )
+                self._apply(state, decide.ended(state.snap()))
             self._forget(session_id)
 
     def release(self, session_id: str) -> None:
@@ -565,13 +529,10 @@ class ToolLoaderTrinket:
             if state is None or not self.enabled:
                 return
             turn = max(payload.turn, state.turn)  # 0 (not given): the turn prepare last saw
-            changes = expire_fallback(state, turn, self.journal.announce)
-            changes.turn = turn
-            changes.usage = self._meter(state.session_id).close(state.turn, payload.usage)
-            changes.learn = self._lesson(state, turn)
-            if changes.learn is not None:
-                changes.meta = {**(changes.meta or {}), "learned": state.learned_upto}
-            self.journal.commit(state, changes)
+            usage = self._meter(state.session_id).close(state.turn, payload.usage)
+            learn = self._lesson(state, turn)
+            snap, learned = state.snap(), state.learned_upto
+            self._apply(state, decide.completed(snap, turn, usage, learn, learned))
 
     def _pending_lesson(self, state: SessionState) -> list[str]:
         """A rehydrated session's tools used in its current turn, when that turn's lesson is not
@@ -600,12 +561,8 @@ class ToolLoaderTrinket:
             if state is None or not self.enabled:
                 return
             turn = max(payload.turn or 0, state.turn)
-            changes = evict(state, turn, self.settings.idle_turns, self.journal.announce)
-            changes.events.append(self._event(state, "compacted"))
-            self.journal.commit(state, changes)
-            folded = self._fold(state)
-            if folded:
-                self.journal.commit(state, Changes(meta=folded))
+            idle, reveal = self.settings.idle_turns, self.settings.reveal
+            self._apply(state, decide.compacted(state.snap(), turn, idle, reveal))
 
     # ----- internals -------------------------------------------------------------------------
 
@@ -647,7 +604,7 @@ class ToolLoaderTrinket:
             self._keep(state)
             return state
         state = SessionState(session_id, snapshot or empty_snapshot(session_id))
-        state.grown_turn = grown_turn(state.snapshot)
+        state.marks = Marks(grown_turn=grown_turn(state.snapshot))
         state.learned_upto = learned_upto(state.snapshot)
         state.taught = self._pending_lesson(state)
         self._keep(state)
@@ -656,49 +613,39 @@ class ToolLoaderTrinket:
         elif self.store_error is not None:
             self._degrade(state, "store", self.store_error)
         elif snapshot is None:
-            self._boundary(state, fresh=True)
+            self._start(state, fresh=True)
         return state
 
-    def _boundary(self, state: SessionState, fresh: bool = False) -> None:
-        """Start or resume ``state``; a ``fresh`` start is stored only if no process beat us."""
-        resumed = bool(state.snapshot.loaded) or state.turn > 0
-        changes = (
-            evict(state, state.turn, self.settings.idle_turns, self.journal.announce)
-            if resumed
-            else Changes()
-        )
-        changes.events.append(self._event(state, "resumed" if resumed else "started"))
-        changes.meta = {"selected": False}
-        changes.status = "active"
-        changes.only_new = fresh
-        self.journal.commit(state, changes)
-        started = p.SessionStarted(turn=state.turn, resumed=resumed, loaded=state.loaded_names())
-        self.journal.announce(sig.session_started, state.session_id, started)
+    def _start(self, state: SessionState, fresh: bool = False) -> None:
+        """Start ``state``'s session; a ``fresh`` start is stored only if no process beat us."""
+        self._apply(state, decide.start(state.snap(), self.settings.idle_turns, fresh=fresh))
 
     def _prepare(self, state: SessionState, messages: list[dict[str, Any]]) -> PromptView:
+        """The turn as a pipeline: each step's pure decision is applied with the call's one
+        transaction, its signals sent after it."""
         if state.health == "disabled":
             return self.all_tools_view(state.session_id, state.turn, "disabled", self._eager())
-        users = user_texts(messages)
-        if self.settings.learn == "on" and users:
-            state.user_texts = users
-        changes = Changes()
-        turn = len(users)  # = user_turn(messages): the one meaning of "turn"
-        if turn > state.turn:
-            if state.fallback_turn is not None and state.fallback_turn < turn:
-                changes = expire_fallback(state, turn, self.journal.announce)
-            changes.turn = turn
-            self.journal.commit(state, changes)
-        try:
-            self._select(state, users)
-        except TooltrayError as exc:
-            self._degrade(state, "selection", exc)
+        conv = Conversation.of(messages)
+        if self.settings.learn == "on" and conv.users:
+            state.user_texts = list(conv.users)
+        self._apply(state, decide.advance(state.snap(), conv.turn))
+        self._apply(state, self._selection(state, conv))
         if state.health == "degraded":
             view = self.all_tools_view(state.session_id, state.turn, "degraded", self._eager())
         else:
             view = selected_view(state, self.settings, self.registry, self.planner)
-        self._record_turn(state, view)
+        self._apply(state, decide.record_turn(state.snap(), view))
         self._meter(state.session_id).observe(view, messages)
         return view
+
+    def _apply(self, state: SessionState, dec: Decision) -> None:
+        """Stage a decision's changes in the open call (stored in its one transaction), take its
+        marks, and queue its notices for after the commit."""
+        for changes in dec.changes:
+            self.journal.commit(state, changes)
+        if dec.marks is not None:
+            state.marks = dec.marks
+        self.journal.notify(state.session_id, dec.notices)
 
     def _eager(self) -> int:
         return self.planner.eager_tokens()
@@ -712,51 +659,30 @@ class ToolLoaderTrinket:
         A session whose stored state is still unread, or a trinket whose database could not be
         opened, stays degraded.
         """
-        if state.unread or self.store_error is not None or state.grown_turn == state.turn:
-            state.grown_turn = state.turn
+        if state.unread or self.store_error is not None or state.marks.grown_turn == state.turn:
+            state.marks = replace(state.marks, grown_turn=state.turn)
             return False
         state.health = "ok"
         return True
 
-    def _select(self, state: SessionState, users: list[str]) -> None:
+    def _selection(self, state: SessionState, conv: Conversation) -> Decision:
+        """The catalog's plan for the selection this turn owes, as a pure decision; a scoring
+        fault degrades the session (every tool) instead."""
         if state.health == "degraded" and not self._may_recover(state):
-            return
-        first = not state.selected
-        if not first and self.settings.growth == "never":
-            return
-        if not first and (not users or state.grown_turn == state.turn):
-            return
-        fresh = state.turn - max(state.grown_turn, 0)
-        state.grown_turn = state.turn
-        plan = self.planner.plan(state, users, initial=first, fresh=fresh)
+            return NOTHING
+        owed = decide.due(state.snap(), conv, self.settings.growth)
+        if owed is None:
+            return NOTHING
+        state.marks = owed.marks  # taken even if scoring fails: once a turn
+        try:
+            plan = self.planner.plan(state, conv.users, initial=owed.first, fresh=owed.fresh)
+        except TooltrayError as exc:
+            self._degrade(state, "selection", exc)
+            return NOTHING
         recovered(state, "selection")
-        changes = Changes(loads=[Load(c.name, c.source, state.turn, c.score) for c in plan.loads])
-        changes.meta = {"grown": state.turn}  # a restart mid-turn must not grow the turn again
-        changes.unless = {"selected": True} if first else {"grown": state.turn}
-        if first and users:
-            changes.meta = {"selected": True, "mode": plan.mode, "grown": state.turn}
-            changes.events.append(self._event(state, "selected", None, plan.mode))
-        names = [c.name for c in plan.loads]
-        changes.meta.update(self._reveal_meta(state, names, first))
-        self.journal.commit(state, changes)
-        if plan.loads:
-            if log.isEnabledFor(logging.INFO):  # the reasons are formatted only when logged
-                why = ", ".join(f"{c.name} ({c.source} {c.score or 0:.2f})" for c in plan.loads)
-                log.info("%s turn %d %s: %s", state.session_id, state.turn, plan.mode, why)
-            loaded = p.ToolsLoaded(turn=state.turn, tools=names, source=plan.loads[0].source)
-            self.journal.announce(sig.tools_loaded, state.session_id, loaded)
-
-    def _reveal_meta(self, state: SessionState, names: list[str], first: bool) -> SessionMeta:
-        """Where a plan's loads (``names``) go with ``reveal = "append"``: a boundary's make the
-        prefix (what is loaded, then the loads); a later turn's are revealed before its message."""
-        if self.settings.reveal != "append":
-            return {}
-        if first:
-            return _new_prefix(state.loaded_names() + names)
-        if not names:
-            return {}
-        before = stored_reveals(state.snapshot.meta.get("reveals"))
-        return {"reveals": [[t, n] for t, n in before] + [[state.turn, names]]}
+        if plan.loads and log.isEnabledFor(logging.INFO):
+            _log_plan(state, plan)
+        return decide.select(state.snap(), conv, owed, plan, self.settings.reveal)
 
     def _reveal_note(self, state: SessionState, added: Sequence[str]) -> str:
         """What a ``load_tools`` answer appends with ``reveal = "append"``: the loaded tools'
@@ -773,20 +699,6 @@ class ToolLoaderTrinket:
     def _defers(self, state: SessionState) -> bool:
         """Whether the provider reveals this session's tools (its search answer, no note)."""
         return defers(self.settings.path, self.settings.reveal, state.snapshot.meta)
-
-    def _fold(self, state: SessionState) -> SessionMeta:
-        """At a boundary after the first selection: the loaded set becomes the prefix."""
-        if self.settings.reveal != "append" or not state.selected:
-            return {}
-        return _new_prefix(state.loaded_names())
-
-    def _record_turn(self, state: SessionState, view: PromptView) -> None:
-        """One ``turns`` row per turn with the prefix hash handed out (upserted on a change)."""
-        found = turn_record(state, view)
-        if found is not None:
-            self.journal.commit(state, Changes(turn_record=found[0]))
-            if found[1]:
-                self.journal.after(lambda: announce_prefix(state, view))
 
     def _search(self, state: SessionState) -> Search:
         """The planner's search for ``load_tools``; lexical while the embedder is down."""
@@ -814,6 +726,7 @@ class ToolLoaderTrinket:
         self.journal.commit(state, Changes(events=[degraded]))
 
 
-def _new_prefix(names: list[str]) -> SessionMeta:
-    """A boundary's meta change: ``names`` make the prefix, and no reveal stands after it."""
-    return {"prefix": names, "reveals": []}
+def _log_plan(state: SessionState, plan: Plan) -> None:
+    """Why a plan loads what it loads, at INFO."""
+    why = ", ".join(f"{c.name} ({c.source} {c.score or 0:.2f})" for c in plan.loads)
+    log.info("%s turn %d %s: %s", state.session_id, state.turn, plan.mode, why)
