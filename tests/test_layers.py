@@ -120,3 +120,38 @@ def test_no_import_circle() -> None:
     sql<->sql_pg, the last now the CLI's console)."""
     circles = _circles()
     assert not circles, f"break these import circles: {circles}"
+
+
+PURE = ("tooltray.memory.core.policy", "tooltray.memory.core.decision")
+"""The turn's rules: they see values (a snapshot, scores, the catalog's answer) and return one."""
+UNSEEN = (
+    "tooltray.memory.store",
+    "tooltray.memory.core.session",
+    "tooltray.memory.core.trinket",
+    "tooltray.memory.core.planner",
+    "tooltray.events",
+)
+"""What the rules must not reach, even through another module: a store, the journal, the
+trinket, the catalog's selector, a signal. ``store.records`` (the values crossing the store
+boundary, no I/O) is what a snapshot and a change set are made of."""
+
+
+def _reached(module: str) -> set[str]:
+    seen: set[str] = set()
+    todo = [module]
+    while todo:
+        for dep in GRAPH[todo.pop()] - seen:
+            seen.add(dep)
+            todo.append(dep)
+    return seen
+
+
+def test_the_policy_sees_no_store_journal_signal_or_trinket() -> None:
+    wrong = {
+        m: sorted(
+            i for i in _reached(m) if _under(i, *UNSEEN) and i != "tooltray.memory.store.records"
+        )
+        for m in PURE
+    }
+    assert all(m in GRAPH for m in PURE), "a pure module moved: update PURE"
+    assert not any(wrong.values()), f"the policy must take values, not reach these: {wrong}"

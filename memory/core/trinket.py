@@ -29,10 +29,17 @@ from tooltray.events import signals as sig
 from tooltray.memory.config import Settings
 from tooltray.memory.core import decision as decide
 from tooltray.memory.core import inputs
-from tooltray.memory.core.decision import NOTHING, Conversation, Decision, Marks, stored_reveals
+from tooltray.memory.core.decision import (
+    NOTHING,
+    Conversation,
+    Decision,
+    Marks,
+    Plan,
+    stored_reveals,
+)
 from tooltray.memory.core.fork import fork_session, not_refused
 from tooltray.memory.core.meter import PromptMeter
-from tooltray.memory.core.planner import Catalog, Plan, Planner
+from tooltray.memory.core.planner import Catalog, Planner
 from tooltray.memory.core.prompt import (
     NATIVE_PATHS,
     PromptView,
