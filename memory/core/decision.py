@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from operator import attrgetter
 from typing import Any, Literal, Protocol
 
 from tooltray.memory.core.policy import expired_fallbacks, idle_tools
@@ -27,11 +28,17 @@ from tooltray.memory.store.records import (
     TurnRecord,
     TurnUsage,
     Unload,
+    Use,
     apply_local,
 )
 
 NoticeKind = Literal[
-    "tools_unloaded", "tools_loaded", "session_started", "session_ended", "selection_changed"
+    "tools_unloaded",
+    "tools_loaded",
+    "session_started",
+    "session_ended",
+    "selection_changed",
+    "escape_hatch",
 ]
 
 
@@ -236,6 +243,20 @@ def completed(
     return dec
 
 
+def used(snap: Snap, tool: str, turn: int, allowed: bool) -> Decision:
+    """The model called ``tool``: its use is stored; a tool outside the loaded set loads as an
+    escape (an unlisted call); one not allowed is only recorded as refused."""
+    if not allowed:
+        why = "reported as used, but unknown or not in the allow-list"
+        return Decision((Changes(events=[snap.event("refused", tool[:64], why)]),))
+    changes = Changes(uses=[Use(tool, turn)])
+    if tool in snap.snapshot.names():
+        return Decision((changes,))
+    changes.loads.append(Load(tool, "escape", turn))
+    changes.events.append(snap.event("escape", tool, "unlisted_call"))
+    return Decision((changes,), (Notice("escape_hatch", turn, (tool,), "unlisted_call"),))
+
+
 # ----- selection --------------------------------------------------------------------------------
 
 
@@ -252,7 +273,7 @@ def due(snap: Snap, conv: Conversation, growth: str) -> Due | None:
 def select(snap: Snap, conv: Conversation, due: Due, plan: Plan, reveal: str) -> Decision:
     """The plan's loads appended at this turn, with the meta that makes the step once-only (a
     restart mid-turn must not select or grow the turn again) and where they show."""
-    turn, names = snap.snapshot.turn, [c.name for c in plan.loads]
+    turn, names = snap.snapshot.turn, list(map(attrgetter("name"), plan.loads))
     changes = Changes(loads=[Load(c.name, c.source, turn, c.score) for c in plan.loads])
     changes.meta = {"grown": turn}
     changes.unless = {"selected": True} if due.first else {"grown": turn}
@@ -274,7 +295,7 @@ def reveal_meta(snap: Snap, names: list[str], first: bool, reveal: str) -> Sessi
     if not names:
         return {}
     before = stored_reveals(snap.snapshot.meta.get("reveals"))
-    return {"reveals": [[t, n] for t, n in before] + [[snap.snapshot.turn, names]]}
+    return {"reveals": [*map(list, before), [snap.snapshot.turn, names]]}
 
 
 def new_prefix(names: list[str]) -> SessionMeta:

@@ -181,6 +181,7 @@ SIGNALS: dict[str, NamedSignal] = {
     "session_started": sig.session_started,
     "session_ended": sig.session_ended,
     "selection_changed": sig.selection_changed,
+    "escape_hatch": sig.escape_hatch,
 }
 StartLate = Callable[[SessionState], None]
 Announcement = tuple[NamedSignal, str, BaseModel]
@@ -273,6 +274,8 @@ class Journal:
                 payload = p.SessionStarted(turn=n.turn, resumed=n.resumed, loaded=tools)
             elif n.kind == "session_ended":
                 payload = p.SessionEnded(turn=n.turn)
+            elif n.kind == "escape_hatch":
+                payload = p.EscapeHatch(turn=turn, kind="unlisted_call", tools=tools)
             else:
                 payload = p.SelectionChanged(turn=turn, added=[], removed=[], prefix_hash=n.detail)
             self.announce(SIGNALS[n.kind], session_id, payload)

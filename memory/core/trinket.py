@@ -3,7 +3,9 @@ one working memory of tools per session, changed only at safe moments.
 
 It listens to ``turn-completed``, ``tool-used`` and ``context-compacted`` of its own sessions
 (blinker's sender filter), answers ``prepare`` with the prompt for a turn and handles the
-meta-tools; each public call stores what it changed in one transaction, then fires its signals.
+meta-tools. A call reads the session, asks the catalog for scores, takes each step's pure
+:class:`~tooltray.memory.core.decision.Decision`, stores their changes in one transaction and
+sends their notices after it.
 Selection runs at session start and resume; later turns only append; idle tools leave only at
 boundaries (start, resume, compaction), so the prompt prefix stays byte-stable between them.
 
@@ -82,9 +84,7 @@ from tooltray.memory.store.records import (
     EventKind,
     HistoryEvent,
     Learning,
-    Load,
     SessionMeta,
-    Use,
     empty_snapshot,
 )
 from tooltray.tools.errors import MetaToolArgumentError, StoreError, TooltrayError
@@ -190,8 +190,8 @@ def _by_turn(reveals: Sequence[tuple[int, list[str]]]) -> dict[int, list[str]]:
     """The stored reveals' names per user turn, each once (a turn's reveals share one note)."""
     by_turn: dict[int, list[str]] = {}
     for turn, names in reveals:
-        by_turn.setdefault(turn, []).extend(names)
-    return {turn: list(dict.fromkeys(names)) for turn, names in by_turn.items()}
+        by_turn[turn] = list(dict.fromkeys(by_turn.get(turn, []) + names))
+    return by_turn
 
 
 def _notes(
@@ -503,22 +503,12 @@ class ToolLoaderTrinket:
             state = self._sessions.get(str(sender))
             if state is None or not self.enabled or payload.tool in META_TOOL_NAMES:
                 return
-            turn = payload.turn or state.turn
-            if not self.registry.is_allowed(payload.tool):
-                why = "reported as used, but unknown or not in the allow-list"
-                refused = self._event(state, "refused", payload.tool[:64], why)
-                self.journal.commit(state, Changes(events=[refused]))
-                return
-            changes = Changes(uses=[Use(payload.tool, turn)])
-            if self.settings.learn == "on":
+            allowed = self.registry.is_allowed(payload.tool)
+            if allowed and self.settings.learn == "on":
                 state.taught.append(payload.tool)
-            if not state.is_loaded(payload.tool):
-                changes.loads.append(Load(payload.tool, "escape", turn))
-                changes.events.append(self._event(state, "escape", payload.tool, "unlisted_call"))
-            self.journal.commit(state, changes)  # durable now: a kill must not lose it
-            if changes.loads:
-                hatch = p.EscapeHatch(turn=turn, kind="unlisted_call", tools=[payload.tool])
-                sig.emit(sig.escape_hatch, state.session_id, hatch)
+            turn = payload.turn or state.turn
+            # outside a call: durable at once, a kill must not lose it
+            self._apply(state, decide.used(state.snap(), payload.tool, turn, allowed))
 
     def _on_tools_registered(self, sender: Any, payload: p.ToolsRegistered, **_: Any) -> None:
         """Near duplicates of tools registered at run time: logged, and recorded in each session."""

@@ -15,6 +15,7 @@ from tooltray.memory.store.records import (
     SessionMeta,
     SessionSnapshot,
     Unload,
+    Use,
 )
 
 
@@ -150,3 +151,16 @@ def test_compaction_evicts_then_folds_what_stays_into_the_prefix() -> None:
     assert [e.kind for e in evicted.events] == ["compacted"]
     assert folded.meta == {"prefix": ["new"], "reveals": []}
     assert len(decide.compacted(snap, 6, idle_turns=3, reveal="prefix").changes) == 1
+
+
+def test_a_used_tool_is_stored_and_an_unlisted_one_loads_as_an_escape() -> None:
+    snap = _snap(2, (_tool("a", 1),))
+    (listed,) = decide.used(snap, "a", 2, allowed=True).changes
+    assert listed.uses == [Use("a", 2)] and not listed.loads
+    dec = decide.used(snap, "b", 2, allowed=True)
+    (step,) = dec.changes
+    assert step.loads == [Load("b", "escape", 2)]
+    assert [(e.kind, e.detail) for e in step.events] == [("escape", "unlisted_call")]
+    assert dec.notices == (Notice("escape_hatch", 2, ("b",), "unlisted_call"),)
+    (refused,) = decide.used(snap, "rm_rf", 2, allowed=False).changes
+    assert not refused.uses and [e.kind for e in refused.events] == ["refused"]
