@@ -231,6 +231,8 @@ class MiniLMOnnxEmbedder:
         with self._lock:
             if self._session is None:
                 self._load()
+            if len(texts) == 1:  # a query: one batch, nothing to sort or cut
+                return self._batch(texts, kind)
             order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
             out = np.zeros((len(texts), self.dim), dtype=np.float32)
             for chunk in batches(order, [len(t) for t in texts]):

@@ -119,7 +119,7 @@ class Bundles:
                 if m not in seen and scores[m] >= floor:
                     seen.add(m)
                     out.append(m)
-        return sorted(out, key=lambda m: -float(scores[m]))
+        return sorted(out, key=scores.__getitem__, reverse=True)  # stable: ties keep order
 
 
 Scores = NDArray[np.float64]
@@ -180,7 +180,7 @@ def mates(chosen: Sequence[int], final: Scores, bundles: Bundles) -> list[int]:
     """Bundle-mates the chosen tools pull in (strong matches in small bundles only)."""
     if not chosen:
         return []
-    top = float(max(final[i] for i in chosen))
+    top = float(final[list(chosen)].max())
     seen, out = set(chosen), []
     for i in chosen:
         for m in bundles.pull_in(i, final, top):

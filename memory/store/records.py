@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
+from itertools import permutations, product
 from typing import Any, Literal, TypedDict, cast
 
 Source = Literal[
@@ -412,13 +413,9 @@ KEEP_SHARE = 0.9
 def pairs(tools: list[str], previous: list[str]) -> list[tuple[str, str]]:
     """(tool, mate) pairs one turn teaches: each tool with itself, same-turn mates both ways,
     and previous-turn tools both ways (a token fetched one turn, used the next)."""
-    out: set[tuple[str, str]] = set()
-    for a in tools:
-        out.add((a, a))
-        out.update((a, b) for b in tools if b != a)
-        for b in previous:
-            if b not in tools:
-                out.update({(a, b), (b, a)})
+    before = set(previous) - set(tools)
+    out = {*zip(tools, tools, strict=True), *permutations(tools, 2)}
+    out.update(product(tools, before), product(before, tools))
     return sorted(out)  # one lock order for every writer (no deadlocks on PostgreSQL)
 
 

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -48,6 +49,7 @@ from tooltray.memory.store.tables import (
     RESULTS,
     TURNS,
     apply_steps,
+    prepare_statements,
     read_history,
     read_sessions,
     read_snapshot,
@@ -235,6 +237,7 @@ class Store:
     ) -> None:
         self.url = resolve_url(url)
         self.engine = _open(self.url, auto_upgrade)
+        prepare_statements(self.engine)
         self._writes, self._reads = Patience(wait), Patience(wait)
         self._shared = threading.local()
 
@@ -248,16 +251,14 @@ class Store:
         return isinstance(self.engine.pool, StaticPool)
 
     def _write(self, what: str, fn: Callable[[Connection], T]) -> T:
-        return self._writes.run(
-            lambda wait: self._once(fn, wait, writer=True), what=what, writing=True
-        )
+        return self._writes.run(partial(self._once, fn, writer=True), what=what, writing=True)
 
     def _read(self, what: str, fn: Callable[[Connection], T]) -> T:
         """Run ``fn`` in a transaction that is rolled back: a read never commits. Inside
         :meth:`reading` every read shares that one transaction."""
         if getattr(self._shared, "open", False):
             return self._shared_read(what, fn)
-        return self._reads.run(lambda wait: self._once(fn, wait, writer=False), what=what)
+        return self._reads.run(partial(self._once, fn, writer=False), what=what)
 
     @contextmanager
     def reading(self) -> Iterator[None]:
