@@ -177,14 +177,15 @@ class Patience:
     busy: bool = False
 
     def run(self, fn: Callable[[float], T], *, what: str, writing: bool = False) -> T:
-        """Run ``fn(wait)`` with retries inside the budget; ``wait`` is what one attempt may
-        block for (SQLite's busy timeout). A known-busy database gets one attempt, no wait."""
+        """Run ``fn(deadline)`` with retries inside the budget; an attempt may block (SQLite's
+        busy timeout) until ``deadline``, a :func:`time.monotonic` time. A known-busy database
+        gets one attempt, no wait."""
         budget = 0.0 if self.busy else self.seconds
         deadline = time.monotonic() + budget
         attempts = 1 if self.busy else ATTEMPTS
         try:
             out = with_retries(
-                lambda: fn(max(0.0, deadline - time.monotonic())),
+                partial(fn, deadline),
                 what=what,
                 attempts=attempts,
                 deadline=deadline,
@@ -292,8 +293,9 @@ class Store:
                 conn.close()
             return self._read(what, fn)
 
-    def _once(self, fn: Callable[[Connection], T], wait: float, *, writer: bool) -> T:
-        """One transaction that waits at most ``wait`` seconds for another process's lock."""
+    def _once(self, fn: Callable[[Connection], T], deadline: float, *, writer: bool) -> T:
+        """One transaction that waits for another process's lock until ``deadline`` at most."""
+        wait = max(0.0, deadline - time.monotonic())
         options = {IMMEDIATE: writer, BUSY_MS: int(wait * 1000)}
         engine = self.engine.execution_options(**options)
         if not writer:

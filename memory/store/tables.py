@@ -778,10 +778,11 @@ def _use(
     for use in changes.uses:
         out.append(_hist(sid, use.turn, "used", use.name))
         latest[use.name] = max(use.turn, latest.get(use.name, use.turn))
-    up = {n: t for n, t in latest.items() if n in rows and t > rows[n].last_used_turn}
-    for name, turn in up.items():
-        rows[name].last_used_turn = turn  # the call's next step reads it
-    raised = [{"sid": sid, "n": name, "t": turn} for name, turn in up.items()]
+    raised = []
+    for name, turn in latest.items():
+        if name in rows and turn > rows[name].last_used_turn:
+            rows[name].last_used_turn = turn  # the call's next step reads it
+            raised.append({"sid": sid, "n": name, "t": turn})
     if raised:
         where = (LOADED.c.session_id == bindparam("sid")) & (LOADED.c.name == bindparam("n"))
         stmt = update(LOADED).where(where).values(last_used_turn=bindparam("t"))
