@@ -394,8 +394,8 @@ class ToolIndex:
         best = int(np.argmax(final))
         if best not in skip or not np.isfinite(final[best]):
             return []
-        kin = self.bundles.close_mates([best], final, -np.inf, skip)
-        return [m for m in kin if np.isfinite(final[m])][: 2 * k]
+        finite = float(np.finfo(np.float64).min)  # a floor every finite score clears
+        return self.bundles.close_mates([best], final, finite, skip)[: 2 * k]
 
     def _hit(self, i: int, final: Any, s: Scored, rank: int, top: float, src: Any = None) -> Hit:
         source: HitSource = src or ("semantic" if s.dense_z[i] > s.lexical_z[i] else "lexical")

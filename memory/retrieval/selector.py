@@ -519,8 +519,10 @@ class IndexSelector:
         within = self._within(ask, exclude, vector) if ask.bundles else []
         if within:
             return within
-        named = [Candidate(n, "manual", 99.0) for n in ask.named if n not in exclude]
         found = self._answer(ask.text, exclude, vector)
+        if not ask.named:  # no guessed name: the matches alone
+            return found
+        named = [Candidate(n, "manual", 99.0) for n in ask.named if n not in exclude]
         return named[:SEARCH_K] + [c for c in found if c.name not in ask.named]
 
     def _within(self, ask: Ask, exclude: Collection[str], vector: Any) -> list[Candidate]:
