@@ -270,9 +270,10 @@ def said(users: Sequence[str]) -> list[str]:
 
 def tasks(messages: Sequence[MessageScores]) -> list[bool]:
     """Per message: does it state a task (match something strongly), or follow one up?"""
-    best = max((m.top for m in messages), default=0.0)
-    line = max(FOLLOW_UP_TOP, FOLLOW_UP_RATIO * best)
-    return [m.top >= line for m in messages]
+    tops = np.array([m.top for m in messages])
+    best = float(tops.max()) if len(tops) else 0.0
+    flags: list[bool] = (tops >= max(FOLLOW_UP_TOP, FOLLOW_UP_RATIO * best)).tolist()
+    return flags
 
 
 def weights(messages: Sequence[MessageScores]) -> list[float]:

@@ -340,17 +340,18 @@ def empty_snapshot(session_id: str) -> SessionSnapshot:
 
 def _apply_loads(tools: list[LoadedTool], changes: Changes) -> list[LoadedTool]:
     by_name = {t.name: i for i, t in enumerate(tools)}
+    position = max((t.position for t in tools), default=-1) + 1  # the next one appended
     for load in changes.loads:
         if load.name in by_name:
             i = by_name[load.name]
             if tools[i].fallback and not load.fallback:
                 tools[i] = replace(tools[i], fallback=False, source=load.source, score=load.score)
             continue
-        position = max((t.position for t in tools), default=-1) + 1
         by_name[load.name] = len(tools)
         tools.append(
             LoadedTool(load.name, position, load.turn, None, load.source, load.score, load.fallback)
         )
+        position += 1
     return tools
 
 
