@@ -3,9 +3,9 @@
 ``python bench/trace_turn.py [--db URL]``: a first turn on the demo catalog sets the session
 up; the second turn is traced: ``prepare``, one ``load_tools`` query, ``tool-used``,
 ``turn-completed``. Printed: every ``tooltray.*`` module a function of it runs in (in the order
-first entered), the library functions it enters (distinct code objects, comprehensions
-included), and per call the transactions begun, committed and the session-row writes (counted
-by SQLAlchemy events, not by time).
+first entered, each with how many of its functions), the library functions it enters (distinct
+code objects, comprehensions included), and per call the transactions begun, committed and the
+session-row writes (counted by SQLAlchemy events, not by time).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import argparse
 import json
 import sys
 import tempfile
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
@@ -102,7 +103,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         traced = flow(args.db or f"sqlite:///{Path(tmp) / 'trace.db'}")
     modules = _modules_first(traced["functions"])
-    print("\n".join(modules))
+    counts = Counter(f.split(":", 1)[0] for f in traced["functions"])
+    print("\n".join(f"{counts[m]:4d} {m}" for m in modules))
     print(f"{len(modules)} modules, {len(traced['functions'])} library functions")
     for name, counts in traced["calls"].items():
         print(f"{name}: " + ", ".join(f"{v} {k}" for k, v in counts.items()))

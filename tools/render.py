@@ -84,7 +84,7 @@ def render_line(spec: ToolSpec) -> str:
 
 def render_text(tools: Sequence[ToolSpec]) -> str:
     """The text block: one line per tool, in the given order, joined by newlines."""
-    return "\n".join(render_line(t) for t in tools)
+    return "\n".join(map(render_line, tools))
 
 
 def openai_chat_tool(spec: ToolSpec) -> dict[str, Any]:
@@ -351,9 +351,11 @@ def count_tokens(text: str, encoding: str = "o200k_base") -> TokenCount:
     Long texts are encoded in pieces cut before a lone space, where the BPE pre-tokenizer
     splits too, so the total equals a single pass.
     """
-    encoder = _encoder(encoding)
+    encoder = _encoders.get(encoding) or _encoder(encoding)  # a loaded table needs no lock
     if encoder is None:
         return TokenCount(math.ceil(len(text) / 4), encoding, True)
+    if len(text) <= _CHUNK:  # one piece (nearly every text): no cutting, no sum
+        return TokenCount(len(encoder.encode_ordinary(text)), encoding, False)
     n = sum(len(encoder.encode_ordinary(part)) for part in _chunks(text))
     return TokenCount(n, encoding, False)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -44,7 +44,7 @@ def content_mask(text: str, encoding: Any, over: int | None = COMPACT_OVER) -> N
     if over is None:
         return keep
     short = sum(encoding.attention_mask) - 2 <= over
-    clitics = [m.span() for m in CLITIC.finditer(text)] if short else []
+    clitics = {i for m in CLITIC.finditer(text) for i in range(*m.span())} if short else set()
     for i, word in enumerate(encoding.word_ids):
         if word is not None:
             start, end = encoding.word_to_chars(word)
@@ -53,12 +53,12 @@ def content_mask(text: str, encoding: Any, over: int | None = COMPACT_OVER) -> N
     return keep if keep.sum() > 2 else np.ones_like(keep)
 
 
-def is_content(word: str, start: int, clitics: Sequence[tuple[int, int]]) -> bool:
+def is_content(word: str, start: int, clitics: Collection[int]) -> bool:
     """Whether a lower-cased word at ``start`` carries meaning: no stop word, filler,
-    punctuation or clitic (one of the ``clitics`` spans)."""
+    punctuation or clitic (``clitics``: the characters of the text's clitics)."""
     if not word.isalnum() or word in QUERY_STOPWORDS:
         return False
-    return not any(a <= start < b for a, b in clitics)
+    return start not in clitics
 
 
 MINILM_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
@@ -186,7 +186,7 @@ class MiniLMOnnxEmbedder:
 
     def _forward(self, rows: Sequence[NDArray[np.int64]]) -> tuple[NDArray[np.float32], Any]:
         """Hidden states and the attention mask of ``rows`` of token ids, right-padded."""
-        ids = np.zeros((len(rows), max(len(r) for r in rows)), dtype=np.int64)
+        ids = np.zeros((len(rows), max(map(len, rows))), dtype=np.int64)
         mask = np.zeros_like(ids)
         for i, row in enumerate(rows):
             ids[i, : len(row)], mask[i, : len(row)] = row, 1
@@ -231,6 +231,8 @@ class MiniLMOnnxEmbedder:
         with self._lock:
             if self._session is None:
                 self._load()
+            if len(texts) == 1:  # a query: one batch, nothing to sort or cut
+                return self._batch(texts, kind)
             order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
             out = np.zeros((len(texts), self.dim), dtype=np.float32)
             for chunk in batches(order, [len(t) for t in texts]):

@@ -275,7 +275,9 @@ class StoreSignals:
         return clock.newest
 
     def _append(self, rows: list[PastRequest]) -> None:
-        dim = self._rows.dim or (rows[-1].dim if rows else None)
+        if not rows:  # nothing learned since the last read (a turn reads twice)
+            return
+        dim = self._rows.dim or rows[-1].dim
         rows = [r for r in rows if r.vector is not None and r.dim == dim]  # one embedder's rows
         if rows:
             block = np.stack([np.frombuffer(bytes(r.vector or b""), np.float32) for r in rows])

@@ -372,7 +372,6 @@ def load_tools(
     wanted, unknown = _resolve_names(registry, state, request.names, out)
     if request.query:
         wanted += [c.name for c in search(request.query) if registry.is_allowed(c.name)]
-    already = [n for n in dict.fromkeys(wanted) if state.is_loaded(n) and n not in out.added]
     room = hard_max - len(state.loaded_names())
     for name in dict.fromkeys(wanted):
         if state.is_loaded(name) and not _is_fallback(state, name):
@@ -384,7 +383,7 @@ def load_tools(
         out.changes.loads.append(Load(name, "escape", state.turn))
         out.added.append(name)
         room -= 1
-    already = [n for n in already if n not in out.added]
+    already = [n for n in dict.fromkeys(wanted) if state.is_loaded(n) and n not in out.added]
     out.text = _load_text(out, already, unknown, request.query, hard_max)
     return out
 

@@ -119,7 +119,7 @@ class Bundles:
                 if m not in seen and scores[m] >= floor:
                     seen.add(m)
                     out.append(m)
-        return sorted(out, key=lambda m: -float(scores[m]))
+        return sorted(out, key=scores.__getitem__, reverse=True)  # stable: ties keep order
 
 
 Scores = NDArray[np.float64]
@@ -180,7 +180,7 @@ def mates(chosen: Sequence[int], final: Scores, bundles: Bundles) -> list[int]:
     """Bundle-mates the chosen tools pull in (strong matches in small bundles only)."""
     if not chosen:
         return []
-    top = float(max(final[i] for i in chosen))
+    top = float(final[list(chosen)].max())
     seen, out = set(chosen), []
     for i in chosen:
         for m in bundles.pull_in(i, final, top):
@@ -394,8 +394,8 @@ class ToolIndex:
         best = int(np.argmax(final))
         if best not in skip or not np.isfinite(final[best]):
             return []
-        kin = self.bundles.close_mates([best], final, -np.inf, skip)
-        return [m for m in kin if np.isfinite(final[m])][: 2 * k]
+        finite = float(np.finfo(np.float64).min)  # a floor every finite score clears
+        return self.bundles.close_mates([best], final, finite, skip)[: 2 * k]
 
     def _hit(self, i: int, final: Any, s: Scored, rank: int, top: float, src: Any = None) -> Hit:
         source: HitSource = src or ("semantic" if s.dense_z[i] > s.lexical_z[i] else "lexical")

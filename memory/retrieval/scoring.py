@@ -227,6 +227,8 @@ def parse_required(text: str) -> tuple[str, list[str]]:
     of required terms ranks by those terms.
     """
     words = text.split()
+    if "+" not in text:  # nearly every query: nothing required
+        return " ".join(words), []
     required = [w[1:].lower() for w in words if w.startswith("+") and len(w) > 1]
     rest = " ".join(w for w in words if not w.startswith("+"))
     return (rest or " ".join(required)), required
@@ -279,6 +281,10 @@ class TieBreak:
         self.priority = np.array([s.priority for s in specs], dtype=np.float64)
         self.tags = [frozenset(t for tag in s.tags for t in terms(tag)) for s in specs]
         self.any_tags = any(self.tags)
+        self.tagged: dict[str, list[int]] = {}  # tag term -> the tools it tags
+        for i, tags in enumerate(self.tags):
+            for term in tags:
+                self.tagged.setdefault(term, []).append(i)
 
     def top(self, scores: NDArray[np.float64], k: int, query: str = "") -> list[int]:
         """Indices of the ``k`` best finite scores, best first (every tie at the cut-off kept
@@ -292,10 +298,11 @@ class TieBreak:
         else:
             idx = np.arange(n)
         idx = idx[np.isfinite(scores[idx])]
-        words = set(terms(query)) if self.any_tags else set()
-        tag_hits = np.array([len(self.tags[i] & words) for i in idx], dtype=np.float64)
-        order = np.lexsort((idx, -tag_hits, -self.priority[idx], -scores[idx]))
-        return [int(i) for i in idx[order][:k]]
+        tag_hits = np.zeros(n)  # per tool, how many of the query's words tag it
+        for word in set(terms(query)) if self.any_tags else ():
+            tag_hits[self.tagged.get(word, [])] += 1.0
+        order = np.lexsort((idx, -tag_hits[idx], -self.priority[idx], -scores[idx]))
+        return list(idx[order][:k].tolist())
 
 
 ALWAYS: tuple[Source, ...] = ("core", "pinned")
@@ -332,7 +339,7 @@ def plan_query(query: Query) -> QueryPlan:
     spans = segment_spans(query.text)
     if not 1 < len(spans) <= MAX_SENTENCES:
         spans = []
-    sentences = tuple(query.text[a:b] for a, b in spans)
+    sentences = tuple(query.text[a:b] for a, b in spans) if spans else ()
     context = query.context if query.context_weight > 0 else ""
     weight = query.context_weight if context else 0.0
     return QueryPlan(query.text, sentences, context, weight, tuple(spans))

@@ -31,7 +31,7 @@ from tooltray.memory.embedders import (
     default_embedder,
 )
 from tooltray.memory.embedders.filecache import shared
-from tooltray.memory.retrieval import Hit, Query, ToolIndex, doc_text
+from tooltray.memory.retrieval import Hit, ToolIndex, doc_text
 from tooltray.memory.retrieval.asks import Ask, Asks
 from tooltray.memory.retrieval.index import Bundles, choose, mates
 from tooltray.memory.retrieval.scoring import Candidate, Scored, zscores
@@ -270,9 +270,10 @@ def said(users: Sequence[str]) -> list[str]:
 
 def tasks(messages: Sequence[MessageScores]) -> list[bool]:
     """Per message: does it state a task (match something strongly), or follow one up?"""
-    best = max((m.top for m in messages), default=0.0)
-    line = max(FOLLOW_UP_TOP, FOLLOW_UP_RATIO * best)
-    return [m.top >= line for m in messages]
+    tops = np.array([m.top for m in messages])
+    best = float(tops.max()) if len(tops) else 0.0
+    flags: list[bool] = (tops >= max(FOLLOW_UP_TOP, FOLLOW_UP_RATIO * best)).tolist()
+    return flags
 
 
 def weights(messages: Sequence[MessageScores]) -> list[float]:
@@ -372,7 +373,7 @@ def growth(score: Row, extra: Row, loaded: Sequence[int], current: Row | None = 
     top = float(np.max(grow[np.isfinite(grow)])) if np.isfinite(grow).any() else 0.0
     line = max(GROW_BAR, GROW_RATIO * top)
     have = set(loaded)
-    order = [int(i) for i in np.argsort(-grow, kind="stable")[: GROW_K + len(have)]]
+    order: list[int] = np.argsort(-grow, kind="stable")[: GROW_K + len(have)].tolist()
     return [i for i in order if grow[i] >= line and i not in have][:GROW_K]
 
 
@@ -393,12 +394,13 @@ def new_task(own: Row, backed: Row, loaded: Sequence[int]) -> list[int]:
     best = np.argsort(-ranked, kind="stable")[:FRESH_GATE]
     ok = finite & (backed >= GROW_SUPPORT)
     ok[list(have)] = False
-    if all(int(i) in have for i in best) or not ok.any():
+    if have.issuperset(best.tolist()) or not ok.any():
         return []
     top = float(own[ok].max())
     line = max(FRESH_BAR, FRESH_RATIO * top, FRESH_SHARE * float(ranked.max()))
     order = np.argsort(-np.where(ok, own, -np.inf), kind="stable")
-    return [int(i) for i in order if ok[i] and own[i] >= line][:GROW_K]
+    picked: list[int] = order[ok[order] & (own[order] >= line)][:GROW_K].tolist()
+    return picked
 
 
 def fresh_mates(
@@ -416,7 +418,7 @@ def fresh_mates(
 
 Part = tuple[MessageScores, Scored, Any]
 """One message's scores, its calibrated score rows and its whole-message vector (or ``None``)."""
-_SOURCES: dict[str, Source] = {
+_SOURCES: dict[str, Source] = {  # a bundle-mate loads as semantic, an exact select: as manual
     "semantic": "semantic",
     "lexical": "lexical",
     "bundle": "semantic",
@@ -424,11 +426,6 @@ _SOURCES: dict[str, Source] = {
 }
 MEMO_SIZE = 64
 CACHE_MAX = 512
-
-
-def _source(hit: Hit) -> Source:
-    """Why a hit is loaded: a bundle-mate counts as semantic, an exact ``select:`` as manual."""
-    return _SOURCES[hit.source]
 
 
 class IndexSelector:
@@ -445,7 +442,8 @@ class IndexSelector:
         self._docs: NDArray[np.float32] | None = index.doc_vectors
         self.memo: dict[str, Any] = {}
         self._messages: dict[str, Part] = {}
-        self._reader: Asks | None = None
+        of = dict(zip(index.names, index.bundles.of, strict=True))
+        self._reader = Asks(index.names, of)  # names and bundles are fixed for the index's life
 
     def _revive(self) -> bool:
         """Give the index its document vectors back; False for a lexical-only index."""
@@ -457,19 +455,19 @@ class IndexSelector:
             self.index.doc_vectors = self._docs
         return self.index.doc_vectors is not None
 
-    def _vector(self, query: Query | str) -> NDArray[np.float32] | None:
+    def _vector(self, text: str) -> NDArray[np.float32] | None:
         """The query's vectors (``None``: lexical-only index); raises if the embedder is down."""
         if not self._revive():
             return None
         try:
-            vector = self.index.embed_query(query)
+            vector = self.index.embed_query(text)
         except EmbedderError:
             self.index.doc_vectors = None
             raise
         if vector is None:
             raise EmbedderError(self.index.degraded or "the embedder failed")
         self.index.degraded = None
-        self._remember(str(query), vector[0])
+        self._remember(text, vector[0])
         return vector
 
     def _remember(self, text: str, vector: Any) -> None:
@@ -517,22 +515,16 @@ class IndexSelector:
     def _ask(self, query: str, exclude: Collection[str], dense: bool) -> list[Candidate]:
         """The answer to the query's shape (:mod:`~tooltray.memory.retrieval.asks`): a server
         line's bundles ranked alone, a guessed name's real tool first."""
-        ask = self._asks().read(query)
+        ask = self._reader.read(query)
         vector = self._vector(ask.text) if dense else None
         within = self._within(ask, exclude, vector) if ask.bundles else []
         if within:
             return within
-        named = [Candidate(n, "manual", 99.0) for n in ask.named if n not in exclude]
         found = self._answer(ask.text, exclude, vector)
+        if not ask.named:  # no guessed name: the matches alone
+            return found
+        named = [Candidate(n, "manual", 99.0) for n in ask.named if n not in exclude]
         return named[:SEARCH_K] + [c for c in found if c.name not in ask.named]
-
-    def _asks(self) -> Asks:
-        """The catalog's query reader, made on the first query (names and bundles are fixed
-        for the index's life)."""
-        if self._reader is None:
-            of = dict(zip(self.index.names, self.index.bundles.of, strict=True))
-            self._reader = Asks(self.index.names, of)
-        return self._reader
 
     def _within(self, ask: Ask, exclude: Collection[str], vector: Any) -> list[Candidate]:
         """The best ``SERVER_K`` tools of the bundles a server line names, none of ``exclude``:
@@ -556,9 +548,8 @@ class IndexSelector:
         known = self._messages.get(text)
         if known is not None and self.index.doc_vectors is not None and known[2] is not None:
             return known  # a message scored lexically is scored again once vectors join
-        query = Query(text)
-        vectors = self._vector(query)
-        scored, _ = self.index.score(query, "hybrid", vectors)
+        vectors = self._vector(text)
+        scored, _ = self.index.score(text, "hybrid", vectors)
         whole = None if vectors is None else np.asarray(vectors, np.float32)[0]
         out = (MessageScores(self.index.bundles.lift(scored.fused)), scored, whole)
         if len(self._messages) >= CACHE_MAX:
@@ -582,12 +573,13 @@ class IndexSelector:
 
         The same messages give the same query matrix, so asking again with other weights
         reuses the similarities (:class:`~tooltray.memory.learning.StoreSignals`)."""
-        have = [i for i, p in enumerate(parts) if p[2] is not None]
+        have = [(p[2], w) for p, w in zip(parts, weights, strict=True) if p[2] is not None]
         if not have:
             return None
-        stack = np.vstack([parts[i][2] for i in have]).astype(np.float32)
+        vectors, kept = zip(*have, strict=True)
+        stack = np.vstack(vectors).astype(np.float32)
         stack /= np.maximum(np.linalg.norm(stack, axis=1, keepdims=True), 1e-12)
-        learned = signals.past_requests(stack, [weights[i] for i in have])
+        learned = signals.past_requests(stack, list(kept))
         return vote_row(learned, self.index.position, len(self.index.names))
 
     def _companions(
@@ -688,9 +680,9 @@ class IndexSelector:
         grown += self._new_tasks(news, backs, have, grown)
         grown += [i for i in self._voted_now(signals, parts, len(news)) if i not in have + grown]
         out = self._scored(grown, final)
-        top = max((c.score or 0.0 for c in out), default=0.0)
-        taken = set(loaded) | {c.name for c in out}
-        return out + self._companions(signals, [c.name for c in out], top, taken)
+        top = float(final[grown].max()) if grown else 0.0
+        names = [c.name for c in out]
+        return out + self._companions(signals, names, top, {*loaded, *names})
 
     def _scored(self, ids: Sequence[int], final: Row) -> list[Candidate]:
         """The tools at catalog positions ``ids`` with their conversation scores."""
@@ -729,7 +721,7 @@ class IndexSelector:
 
 
 def _candidates(hits: Sequence[Hit]) -> list[Candidate]:
-    return [Candidate(h.name, _source(h), float(h.score)) for h in hits]
+    return [Candidate(h.name, _SOURCES[h.source], float(h.score)) for h in hits]
 
 
 def make_embedder(settings: Settings, store: EmbeddingCache | None) -> Embedder:

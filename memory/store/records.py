@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
+from itertools import permutations, product
 from typing import Any, Literal, TypedDict, cast
 
 Source = Literal[
@@ -339,17 +340,18 @@ def empty_snapshot(session_id: str) -> SessionSnapshot:
 
 def _apply_loads(tools: list[LoadedTool], changes: Changes) -> list[LoadedTool]:
     by_name = {t.name: i for i, t in enumerate(tools)}
+    position = max((t.position for t in tools), default=-1) + 1  # the next one appended
     for load in changes.loads:
         if load.name in by_name:
             i = by_name[load.name]
             if tools[i].fallback and not load.fallback:
                 tools[i] = replace(tools[i], fallback=False, source=load.source, score=load.score)
             continue
-        position = max((t.position for t in tools), default=-1) + 1
         by_name[load.name] = len(tools)
         tools.append(
             LoadedTool(load.name, position, load.turn, None, load.source, load.score, load.fallback)
         )
+        position += 1
     return tools
 
 
@@ -412,13 +414,9 @@ KEEP_SHARE = 0.9
 def pairs(tools: list[str], previous: list[str]) -> list[tuple[str, str]]:
     """(tool, mate) pairs one turn teaches: each tool with itself, same-turn mates both ways,
     and previous-turn tools both ways (a token fetched one turn, used the next)."""
-    out: set[tuple[str, str]] = set()
-    for a in tools:
-        out.add((a, a))
-        out.update((a, b) for b in tools if b != a)
-        for b in previous:
-            if b not in tools:
-                out.update({(a, b), (b, a)})
+    before = set(previous) - set(tools)
+    out = {*zip(tools, tools, strict=True), *permutations(tools, 2)}
+    out.update(product(tools, before), product(before, tools))
     return sorted(out)  # one lock order for every writer (no deadlocks on PostgreSQL)
 
 

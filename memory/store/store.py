@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -48,6 +49,7 @@ from tooltray.memory.store.tables import (
     RESULTS,
     TURNS,
     apply_steps,
+    prepare_statements,
     read_history,
     read_sessions,
     read_snapshot,
@@ -175,14 +177,15 @@ class Patience:
     busy: bool = False
 
     def run(self, fn: Callable[[float], T], *, what: str, writing: bool = False) -> T:
-        """Run ``fn(wait)`` with retries inside the budget; ``wait`` is what one attempt may
-        block for (SQLite's busy timeout). A known-busy database gets one attempt, no wait."""
+        """Run ``fn(deadline)`` with retries inside the budget; an attempt may block (SQLite's
+        busy timeout) until ``deadline``, a :func:`time.monotonic` time. A known-busy database
+        gets one attempt, no wait."""
         budget = 0.0 if self.busy else self.seconds
         deadline = time.monotonic() + budget
         attempts = 1 if self.busy else ATTEMPTS
         try:
             out = with_retries(
-                lambda: fn(max(0.0, deadline - time.monotonic())),
+                partial(fn, deadline),
                 what=what,
                 attempts=attempts,
                 deadline=deadline,
@@ -235,6 +238,7 @@ class Store:
     ) -> None:
         self.url = resolve_url(url)
         self.engine = _open(self.url, auto_upgrade)
+        prepare_statements(self.engine)
         self._writes, self._reads = Patience(wait), Patience(wait)
         self._shared = threading.local()
 
@@ -248,16 +252,14 @@ class Store:
         return isinstance(self.engine.pool, StaticPool)
 
     def _write(self, what: str, fn: Callable[[Connection], T]) -> T:
-        return self._writes.run(
-            lambda wait: self._once(fn, wait, writer=True), what=what, writing=True
-        )
+        return self._writes.run(partial(self._once, fn, writer=True), what=what, writing=True)
 
     def _read(self, what: str, fn: Callable[[Connection], T]) -> T:
         """Run ``fn`` in a transaction that is rolled back: a read never commits. Inside
         :meth:`reading` every read shares that one transaction."""
         if getattr(self._shared, "open", False):
             return self._shared_read(what, fn)
-        return self._reads.run(lambda wait: self._once(fn, wait, writer=False), what=what)
+        return self._reads.run(partial(self._once, fn, writer=False), what=what)
 
     @contextmanager
     def reading(self) -> Iterator[None]:
@@ -291,8 +293,9 @@ class Store:
                 conn.close()
             return self._read(what, fn)
 
-    def _once(self, fn: Callable[[Connection], T], wait: float, *, writer: bool) -> T:
-        """One transaction that waits at most ``wait`` seconds for another process's lock."""
+    def _once(self, fn: Callable[[Connection], T], deadline: float, *, writer: bool) -> T:
+        """One transaction that waits for another process's lock until ``deadline`` at most."""
+        wait = max(0.0, deadline - time.monotonic())
         options = {IMMEDIATE: writer, BUSY_MS: int(wait * 1000)}
         engine = self.engine.execution_options(**options)
         if not writer:

@@ -17,6 +17,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from itertools import starmap
 from typing import Any
 
 from sqlalchemy import (
@@ -26,6 +27,7 @@ from sqlalchemy import (
     Connection,
     DateTime,
     Dialect,
+    Engine,
     Float,
     ForeignKey,
     Index,
@@ -277,7 +279,7 @@ EMBEDDINGS: Table = Base.metadata.tables["embeddings"]
 RESULTS: Table = Base.metadata.tables["results"]
 
 
-def upsert(conn: Connection, table: Table) -> Any:
+def upsert(conn: Connection | Engine, table: Table) -> Any:
     """The dialect's ``INSERT`` that supports ``ON CONFLICT`` (SQLite and PostgreSQL alike).
 
     The dialect module loads here, once a write needs it: a SQLite store never loads PostgreSQL's.
@@ -304,9 +306,7 @@ def read_loaded(conn: Connection, session_id: str) -> tuple[LoadedTool, ...]:
         cols.fallback,
     )
     query = query.where(cols.session_id == session_id).order_by(cols.position)
-    return tuple(
-        LoadedTool(r[0], r[1], r[2], r[3], r[4], r[5], bool(r[6])) for r in conn.execute(query)
-    )
+    return tuple(starmap(LoadedTool, conn.execute(query)))  # Boolean reads back as a bool
 
 
 def read_snapshot(conn: Connection, session_id: str) -> SessionSnapshot | None:
@@ -424,10 +424,11 @@ def _insert_request(
     return int(row[0]), previous, _as_epoch(row[2])
 
 
-_STATEMENTS: dict[tuple[str, Callable[[Connection], Any]], Any] = {}
+Bind = Connection | Engine
+_STATEMENTS: dict[tuple[str, Callable[[Bind], Any]], Any] = {}
 
 
-def _statement(conn: Connection, build: Callable[[Connection], Any]) -> Any:
+def _statement(conn: Bind, build: Callable[[Bind], Any]) -> Any:
     """``build(conn)``'s statement, built once per dialect: building and hashing a fresh upsert
     costs more than SQLite takes to run it."""
     key = (conn.dialect.name, build)
@@ -436,7 +437,13 @@ def _statement(conn: Connection, build: Callable[[Connection], Any]) -> Any:
     return _STATEMENTS[key]
 
 
-def _teach(conn: Connection) -> Any:
+def prepare_statements(engine: Engine) -> None:
+    """Build the engine's dialect's upserts when the store opens, not in a session's turn."""
+    for build in (_teach, _pairs, _turn_upsert):
+        _statement(engine, build)
+
+
+def _teach(conn: Bind) -> Any:
     prev = REQUESTS.alias("prev")
     where = (prev.c.session_id == bindparam("prev_session")) & (
         prev.c.turn == bindparam("prev_turn")
@@ -446,7 +453,7 @@ def _teach(conn: Connection) -> Any:
     return stmt.returning(REQUESTS.c.id, previous, _epoch_query())
 
 
-def _pairs(conn: Connection) -> Any:
+def _pairs(conn: Bind) -> Any:
     stmt = upsert(conn, PAIRS)
     return stmt.on_conflict_do_update(
         index_elements=["tool", "mate"], set_={"weight": PAIRS.c.weight + stmt.excluded.weight}
@@ -517,8 +524,7 @@ def read_mates(conn: Connection, tools: list[str], min_share: float) -> list[Lea
     has hundreds of rare mates, and reading them all would cost more than the selection.
     """
     params = {"tools": list(tools), "share": min_share}
-    rows = conn.execute(_MATES, params).all()
-    return [LearnedMate(str(t), str(m), float(w), float(o)) for t, m, w, o in rows]
+    return list(starmap(LearnedMate, conn.execute(_MATES, params)))  # typed columns
 
 
 def _mates_query() -> Any:
@@ -574,7 +580,7 @@ def _tools(stored: Any) -> list[Any]:
 class _Row:
     position: int
     fallback: bool
-    last_used_turn: int | None
+    last_used_turn: int  # -1: never used
 
 
 def apply_changes(conn: Connection, session_id: str, changes: Changes) -> SessionSnapshot:
@@ -671,9 +677,17 @@ def _stored(conn: Connection, sid: str, session: Any) -> SessionSnapshot:
 
 
 def _loaded_rows(conn: Connection, session_id: str) -> dict[str, _Row]:
-    query = select(LOADED.c.name, LOADED.c.position, LOADED.c.fallback, LOADED.c.last_used_turn)
-    result = conn.execute(query.where(LOADED.c.session_id == session_id))
-    return {r.name: _Row(r.position, bool(r.fallback), r.last_used_turn) for r in result}
+    result = conn.execute(_LOADED_ROWS, {"sid": session_id})
+    return {r.name: _Row(r.position, r.fallback, r.last_used) for r in result}
+
+
+_LOADED_ROWS = select(
+    LOADED.c.name,
+    LOADED.c.position,
+    LOADED.c.fallback,
+    func.coalesce(LOADED.c.last_used_turn, -1).label("last_used"),
+).where(LOADED.c.session_id == bindparam("sid"))
+"""Built once: every write reads the session's rows (never used: -1)."""
 
 
 def _event_row(
@@ -729,7 +743,7 @@ def _load(
         extra = {"source": load.source, "score": load.score}
         existing = rows.get(load.name)
         if existing is None:
-            rows[load.name] = _Row(next_pos, load.fallback, None)
+            rows[load.name] = _Row(next_pos, load.fallback, -1)
             new.append(_loaded_row(sid, load, next_pos))
             next_pos += 1
         elif existing.fallback and not load.fallback:
@@ -764,20 +778,15 @@ def _use(
     for use in changes.uses:
         out.append(_hist(sid, use.turn, "used", use.name))
         latest[use.name] = max(use.turn, latest.get(use.name, use.turn))
-    up = {
-        n: t for n, t in latest.items() if n in rows and t > _or_minus_one(rows[n].last_used_turn)
-    }
-    for name, turn in up.items():
-        rows[name].last_used_turn = turn  # the call's next step reads it
-    raised = [{"sid": sid, "n": name, "t": turn} for name, turn in up.items()]
+    raised = []
+    for name, turn in latest.items():
+        if name in rows and turn > rows[name].last_used_turn:
+            rows[name].last_used_turn = turn  # the call's next step reads it
+            raised.append({"sid": sid, "n": name, "t": turn})
     if raised:
         where = (LOADED.c.session_id == bindparam("sid")) & (LOADED.c.name == bindparam("n"))
         stmt = update(LOADED).where(where).values(last_used_turn=bindparam("t"))
         conn.execute(stmt, raised)
-
-
-def _or_minus_one(turn: int | None) -> int:
-    return -1 if turn is None else turn
 
 
 def _record_turn(conn: Connection, sid: str, changes: Changes, now: datetime) -> None:
@@ -792,9 +801,12 @@ def _record_turn(conn: Connection, sid: str, changes: Changes, now: datetime) ->
         "eager_tokens": rec.eager_tokens,
         "at": rec.at or now,
     }
-    stmt = upsert(conn, TURNS).values(**values)
+    conn.execute(_statement(conn, _turn_upsert), values)
+
+
+def _turn_upsert(conn: Bind) -> Any:
+    stmt = upsert(conn, TURNS)
     keep = ("prefix_hash", "tool_tokens", "loaded_count", "eager_tokens", "at")
-    stmt = stmt.on_conflict_do_update(
+    return stmt.on_conflict_do_update(
         index_elements=["session_id", "turn"], set_={k: stmt.excluded[k] for k in keep}
     )
-    conn.execute(stmt)
