@@ -23,6 +23,9 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
+from tooltray.memory.embedders.base import CachedEmbedder
+from tooltray.memory.embedders.minilm import MiniLMOnnxEmbedder
+from tooltray.memory.embedders.openai_compat import OpenAIEmbedder
 from tooltray.memory.store import BaseStore, MemoryStore, Store
 
 TESTS = str(Path(__file__).resolve().parent)
@@ -90,6 +93,29 @@ def _in_tests(item: pytest.Item) -> str:
         return item.path.relative_to(TESTS).as_posix()
     except ValueError:
         return str(item.path)
+
+
+EMBEDDING_CALLS = (
+    (MiniLMOnnxEmbedder, ("embed", "embed_spans", "_load")),
+    (OpenAIEmbedder, ("embed",)),
+    (CachedEmbedder, ("embed", "embed_spans", "embed_documents")),
+)
+
+
+@pytest.fixture(autouse=True)
+def _no_embedder(request: pytest.FixtureRequest) -> None:
+    """Under ``@pytest.mark.no_embedder`` any embedding fails the test: a rule's test (policy,
+    pricing) must run on hand-made scores and token counts, not pay for the model."""
+    if request.node.get_closest_marker("no_embedder") is None:
+        return
+    monkeypatch: pytest.MonkeyPatch = request.getfixturevalue("monkeypatch")
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError(f"{request.node.nodeid} is marked no_embedder but embedded")
+
+    for cls, names in EMBEDDING_CALLS:
+        for name in names:
+            monkeypatch.setattr(cls, name, refuse)
 
 
 def pg_admin_url() -> str:
