@@ -14,6 +14,7 @@ import shutil
 import sys
 import tempfile
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,6 +23,9 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
+from tooltray.memory.embedders.base import CachedEmbedder
+from tooltray.memory.embedders.minilm import MiniLMOnnxEmbedder
+from tooltray.memory.embedders.openai_compat import OpenAIEmbedder
 from tooltray.memory.store import BaseStore, MemoryStore, Store
 
 TESTS = str(Path(__file__).resolve().parent)
@@ -38,6 +42,80 @@ if "TOOLTRAY_CACHE" not in os.environ:
     _run_cache = tempfile.mkdtemp(prefix="tooltray-tests-")
     os.environ["TOOLTRAY_CACHE"] = os.path.join(_run_cache, "vectors.sqlite")
     atexit.register(shutil.rmtree, _run_cache, True)
+
+HEAVY_FIRST = (
+    "reliability/test_concurrency.py",
+    "bench/test_reprocess.py",
+    "reliability/test_crash.py",
+    "reliability/test_cli_fuzz.py",
+    "gateway/test_gateway_names_policy.py",
+    "bench/test_llm_server.py",
+    "memory/test_trinket.py",
+    "gateway/test_gateway_pins.py",
+    "reliability/test_degradation.py",
+    "memory/test_demo_session.py",
+    "memory/test_demo_pieces.py",
+    "gateway/test_gateway_hints.py",
+    "bench/test_session_replay.py",
+    "memory/test_boundary.py",
+    "retrieval/test_index.py",
+    "retrieval/test_background.py",
+    "gateway/test_gateway_resume.py",
+    "gateway/test_gateway_fork.py",
+    "gateway/test_gateway_stdio.py",
+    "store/test_concurrency.py",
+    "lint/test_duplicates_large.py",
+    "gateway/test_gateway_http.py",
+    "store/test_learned.py",
+    "test_packaging.py",
+)
+"""Test files by measured time, longest first (tests/, 2 workers): see the ordering hook below."""
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run the longest files first, then the rest by test count (``--dist loadfile``).
+
+    xdist hands out whole files in collection order; by default it orders them by test count,
+    so a file of one long test (an LLM server, six gateway starts) started last and ran alone
+    while the other worker idled. Longest first fills the end with short files. A file missing
+    from :data:`HEAVY_FIRST` only costs balance; tests inside a file keep their order.
+    """
+    rank = {name: i for i, name in enumerate(HEAVY_FIRST)}
+    files = {id(item): _in_tests(item) for item in items}
+    counts = Counter(files.values())
+    items.sort(key=lambda it: (rank.get(files[id(it)], len(rank)), -counts[files[id(it)]]))
+
+
+def _in_tests(item: pytest.Item) -> str:
+    """The item's file relative to ``tests/`` (``memory/test_trinket.py``)."""
+    try:
+        return item.path.relative_to(TESTS).as_posix()
+    except ValueError:
+        return str(item.path)
+
+
+EMBEDDING_CALLS = (
+    (MiniLMOnnxEmbedder, ("embed", "embed_spans", "_load")),
+    (OpenAIEmbedder, ("embed",)),
+    (CachedEmbedder, ("embed", "embed_spans", "embed_documents")),
+)
+
+
+@pytest.fixture(autouse=True)
+def _no_embedder(request: pytest.FixtureRequest) -> None:
+    """Under ``@pytest.mark.no_embedder`` any embedding fails the test: a rule's test (policy,
+    pricing) must run on hand-made scores and token counts, not pay for the model."""
+    if request.node.get_closest_marker("no_embedder") is None:
+        return
+    monkeypatch: pytest.MonkeyPatch = request.getfixturevalue("monkeypatch")
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError(f"{request.node.nodeid} is marked no_embedder but embedded")
+
+    for cls, names in EMBEDDING_CALLS:
+        for name in names:
+            monkeypatch.setattr(cls, name, refuse)
 
 
 def pg_admin_url() -> str:

@@ -23,6 +23,8 @@ from pricing import LATENCY, PRICE, Call, Segment  # noqa: E402
 from tooltray.tools.registry import ToolRegistry  # noqa: E402
 from tooltray.tools.spec import ToolSpec  # noqa: E402
 
+pytestmark = pytest.mark.no_embedder  # rules on hand-made numbers (tests/conftest.py)
+
 A, B, S = Segment("tool-a", 100), Segment("tool-b", 200), Segment("system", 20)
 U1, U2, U3 = Segment("user-1", 10), Segment("user-2", 10), Segment("user-3", 10)
 X1, X2, E = Segment("out-1", 50), Segment("out-2", 50), Segment("escape-answer", 15)

@@ -7,22 +7,22 @@ so, until ``tooltray mcp accept`` (or ``accept_changed_tools``) lets it through.
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import anyio
+from click.testing import CliRunner
 from gateway_helpers import (
     HERE,
-    RUN_CLI,
     Client,
-    gateway_env,
     http_client,
     http_gateway,
     stdio_gateway,
     text,
 )
+
+from tooltray.memory.cli.main import cli
 
 WIPE_SERVER = HERE / "wipe_server.py"
 FIRST = "Erase every file on the disk."
@@ -68,9 +68,8 @@ def test_a_changed_description_is_held_back_until_accepted(
     warnings = [line for line in log.read_text().splitlines() if "alpha/wipe_disk changed" in line]
     assert len(warnings) == 2 and all("WARNING" in line for line in warnings)  # one per run
 
-    accept = [sys.executable, "-c", RUN_CLI, "mcp", "accept", "alpha/wipe_disk", "--db", db]
-    done = subprocess.run(accept, env=gateway_env(), capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0 and done.stdout.strip() == "accepted alpha/wipe_disk"
+    done = CliRunner().invoke(cli, ["mcp", "accept", "alpha/wipe_disk", "--db", db])  # in-process
+    assert done.exit_code == 0 and done.stdout.strip() == "accepted alpha/wipe_disk"
     assert anyio.run(stdio_run) == (True, POISONED, "dry run by alpha")
 
     note.write_text(FIRST + " Changed again.", encoding="utf-8")

@@ -15,11 +15,16 @@ from tooltray.memory.core.policy import (
     EXPECTED,
     LATENCY,
     PRICE,
+    Profile,
+    Session,
+    eager_wins,
     everything,
+    held_picks,
     later_needs,
     opening,
     priced,
 )
+from tooltray.memory.embedders import default_embedder
 from tooltray.memory.retrieval.scoring import Candidate
 from tooltray.memory.tuning import LATER_NEEDS, needed
 
@@ -30,6 +35,8 @@ PICKS = [
     Candidate("weather", "semantic", 0.4),
 ]
 TOKENS = {"hotels": 120, "flights": 140, "cars": 400, "weather": 90}
+SESSION = Session(calls=6, context=2000, answer=150)
+pytestmark = pytest.mark.no_embedder
 
 
 def test_picks_are_priced_best_first_by_their_chance_of_being_needed() -> None:
@@ -72,3 +79,43 @@ def test_the_policy_imports_no_store_journal_events_or_trinket() -> None:
     imported += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
     banned = ("memory.store", "events", "core.session", "core.trinket", "core.planner")
     assert not [m for m in imported if any(b in m for b in banned)], imported
+
+
+def test_holding_and_escaping_by_hand() -> None:
+    # price: held = 100 x 1.25 + 100 x 0.1 x 5 = 175; escape = 200 + 187.5 + 250 = 637.5
+    assert PRICE.held(100, 6) == pytest.approx(175.0)
+    assert PRICE.escape(2000, 150) == pytest.approx(637.5)
+    # latency: held = 0.1 s of prefill; escape = 0.15 s of answer + 1.7 s of decoding
+    assert LATENCY.held(100, 6) == pytest.approx(0.1)
+    assert LATENCY.escape(2000, 150) == pytest.approx(1.85)
+    picks = [(100, 0.72), (100, 0.2), (400, 0.2), (100, 0.06)]
+    assert held_picks(picks, PRICE, SESSION) == [True, False, False, False]
+    # latency: 0.2 x 1.85 = 0.37 s saved < 0.4 s to prefill 400 tokens: the large one stays out
+    assert held_picks(picks, LATENCY, SESSION) == [True, True, False, True]
+    assert not eager_wins(5000, 800, 1.0, PRICE, SESSION)
+    assert eager_wins(900, 800, 1.0, PRICE, SESSION)
+
+
+def _largest_whole(profile: Profile, tasks: int) -> int:
+    """The largest catalog (eager tokens, in steps of 250) the boundary loads whole over PICKS
+    when the message states ``tasks`` tasks and the fixed part is 500 tokens."""
+    opened = opening(PICKS, TOKENS, profile, share=False)
+    held, needs = 500 + opened.tokens, tasks + LATER_NEEDS
+    whole = [e for e in range(250, 20_000, 250) if everything(e, held, opened, needs, profile)]
+    assert whole == list(range(250, whole[-1] + 1, 250)), "a smaller catalog also loads whole"
+    return whole[-1]
+
+
+def test_more_stated_tasks_and_dearer_escapes_load_larger_catalogs_whole() -> None:
+    """What the planner shows on real catalogs (tests/memory/test_priced_opening.py), as the
+    rule: three stated tasks load a larger catalog whole than one; an escape is cheap beside
+    holding every tool under the price profile, so it loads whole less than latency."""
+    for profile in (PRICE, LATENCY):
+        assert _largest_whole(profile, 1) < _largest_whole(profile, 3)
+    assert _largest_whole(PRICE, 3) < _largest_whole(LATENCY, 3)
+
+
+def test_this_module_runs_with_the_embedder_refused() -> None:
+    """The guard that keeps these rule tests off the model: embedding here fails the test."""
+    with pytest.raises(AssertionError, match="no_embedder"):
+        default_embedder().embed(["flights to Lisbon"])

@@ -1,8 +1,8 @@
 """A session boundary is one priced decision: every tool, an opening set, or CORE alone.
 
-The arithmetic by hand for both profiles, then the planner on real catalogs with the real
-embedder: a catalog smaller than selection's fixed part loads whole, a large one opens with the
-picks worth holding, and the price profile holds fewer than the latency one.
+The planner on real catalogs with the real embedder: a catalog smaller than selection's fixed
+part loads whole, a large one opens with the picks worth holding, and the price profile holds
+fewer than the latency one. The rules' arithmetic by hand is in ``test_policy.py`` (no embedder).
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ import pytest
 
 from tooltray.memory.config import Settings
 from tooltray.memory.core.planner import Planner
-from tooltray.memory.core.policy import LATENCY, PRICE, Session, eager_wins, held_picks
 from tooltray.memory.core.session import SessionState
 from tooltray.memory.store.records import empty_snapshot
 from tooltray.memory.tuning import LATER_NEEDS
@@ -20,23 +19,7 @@ from tooltray.tools.registry import ToolRegistry
 from tooltray.tools.render import tokens_per_tool
 from tooltray.tools.spec import ToolSpec
 
-SESSION = Session(calls=6, context=2000, answer=150)
 TRIP = "Find me flights from Boston to Lisbon on Nov 10 and a hotel there under 180 a night."
-
-
-def test_holding_and_escaping_by_hand() -> None:
-    # price: held = 100 x 1.25 + 100 x 0.1 x 5 = 175; escape = 200 + 187.5 + 250 = 637.5
-    assert PRICE.held(100, 6) == pytest.approx(175.0)
-    assert PRICE.escape(2000, 150) == pytest.approx(637.5)
-    # latency: held = 0.1 s of prefill; escape = 0.15 s of answer + 1.7 s of decoding
-    assert LATENCY.held(100, 6) == pytest.approx(0.1)
-    assert LATENCY.escape(2000, 150) == pytest.approx(1.85)
-    picks = [(100, 0.72), (100, 0.2), (400, 0.2), (100, 0.06)]
-    assert held_picks(picks, PRICE, SESSION) == [True, False, False, False]
-    # latency: 0.2 x 1.85 = 0.37 s saved < 0.4 s to prefill 400 tokens: the large one stays out
-    assert held_picks(picks, LATENCY, SESSION) == [True, True, False, True]
-    assert not eager_wins(5000, 800, 1.0, PRICE, SESSION)
-    assert eager_wins(900, 800, 1.0, PRICE, SESSION)
 
 
 def _planner(registry: ToolRegistry, **settings: object) -> Planner:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tooltray.memory.core.policy import (
     Caps,
     admit,
@@ -20,6 +22,8 @@ from tooltray.memory.store.records import (
     apply_local,
     empty_snapshot,
 )
+
+pytestmark = pytest.mark.no_embedder  # rules on hand-made numbers (tests/conftest.py)
 
 
 def _loaded(

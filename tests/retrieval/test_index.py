@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tooltray.memory.embedders import default_embedder
+from tooltray.memory.embedders import CachedEmbedder, DictCache, default_embedder
 from tooltray.memory.retrieval import Query, ToolIndex
 from tooltray.tools.errors import EmbedderError
 from tooltray.tools.spec import ToolSpec
@@ -104,7 +104,7 @@ class Down:
 
     def embed(self, texts: Sequence[str], kind: Any = "document") -> Any:
         if kind == "document" and not self.fail_docs:
-            return default_embedder().embed(texts, kind)
+            return CachedEmbedder(default_embedder(), DictCache()).embed_documents(texts)
         raise EmbedderError("embedding server at http://127.0.0.1:9 is down: start it")
 
 
