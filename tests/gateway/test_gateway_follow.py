@@ -1,0 +1,113 @@
+"""Selection over MCP from the tools a session calls: each forwarded call's learned companions
+and its tool's own text feed the next selection, revealed before the client's next call, by
+appending only; gateway sessions teach later ones (lessons), and the deny list holds."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from gateway_helpers import Client, http_client, http_gateway, servers, stdio_gateway
+
+META = ["load_tools", "unload_tools", "fallback", "read_result"]
+REPO = "repo"  # under the test's tmp_path; the git server's only repository
+GIT_ASK = "Commit my work on the gateway: look at what changed first."
+#: what past sessions did: status, commit, status, diff, status (each call a gateway turn)
+HABIT = ["git_status", "git_commit", "git_status", "git_diff_unstaged", "git_status"]
+
+
+@pytest.fixture
+def config(write_config: Callable[..., Path], tmp_path: Path) -> Path:
+    """The time and git servers, git on a repository of the test's own (git_commit runs)."""
+    repo = tmp_path / REPO
+    repo.mkdir()
+    for args in (["init", "-q"], ["commit", "-q", "--allow-empty", "-m", "start"]):
+        ident = ["-c", "user.name=t", "-c", "user.email=t@t"]
+        subprocess.run(["git", *ident, *args], cwd=repo, check=True, capture_output=True)
+    block = servers("time", "git")
+    block["mcpServers"]["git"]["args"] = ["--repository", str(repo)]
+    return write_config(block)
+
+
+async def called(gw: Client, name: str, root: Path, meta: Any = None) -> list[str]:
+    """Call ``name`` (a git tool on the repository under ``root``); the listing after it."""
+    args: dict[str, Any] = {"timezone": "UTC"}
+    if name.startswith("git_"):
+        args = {"repo_path": str(root / REPO)}
+    if name == "git_commit":
+        args["message"] = "a test commit"  # refused (nothing staged): still a use that teaches
+    result = await gw.session.call_tool(name, args, meta=meta)
+    assert name == "git_commit" or not result.is_error, result
+    return await gw.names()
+
+
+def learned(db: Path) -> tuple[dict[str, tuple[int, int]], set[tuple[str, str]]]:
+    """Per session, (learned turns, of them with a request vector); and the learned pairs."""
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute(
+            "SELECT session_id, count(*), count(vector) FROM learn_requests GROUP BY session_id"
+        ).fetchall()
+        pairs = conn.execute("SELECT tool, mate FROM learn_pairs WHERE tool != mate").fetchall()
+    return {s: (int(n), int(v)) for s, n, v in rows}, {(t, m) for t, m in pairs}
+
+
+def appended(before: list[str], after: list[str]) -> bool:
+    """``after`` is ``before`` with tools added at its end (nothing removed or moved)."""
+    return after[: len(before)] == before and len(after) > len(before)
+
+
+def test_a_call_reveals_its_related_tools_before_the_next_call(
+    config: Path, tmp_path: Path
+) -> None:
+    async def run() -> tuple[list[str], int, list[str], int]:
+        async with stdio_gateway(
+            config, f"sqlite:///{tmp_path / 'gw.db'}", "--session", "f1"
+        ) as gw:
+            bare, seen = await gw.names(), gw.list_changed()
+            after = await called(gw, "get_current_time", tmp_path)
+            return bare, seen, after, gw.list_changed()
+
+    bare, seen, after, notified = anyio.run(run)
+    assert bare == META
+    assert notified == seen + 1  # with the call's answer, before the client's next request
+    assert appended(bare, after) and "convert_time" in after  # the tool's text points to it
+    assert not any(n.startswith("git_") for n in after)
+
+
+def test_gateway_sessions_teach_later_ones_and_the_deny_list_holds(
+    config: Path, tmp_path: Path
+) -> None:
+    db = tmp_path / "gw.db"
+
+    async def teach(url: str) -> None:
+        for past in ("past-1", "past-2"):
+            async with http_client(f"{url}?session={past}") as gw:
+                await called(gw, HABIT[0], tmp_path, {"tooltray/hint": GIT_ASK})
+                for name in HABIT[1:]:
+                    await called(gw, name, tmp_path)
+
+    async def later(url: str, session: str) -> tuple[list[str], list[str], int, int]:
+        async with http_client(f"{url}?session={session}") as gw:
+            bare, seen = await gw.names(), gw.list_changed()
+            after = await called(gw, "git_status", tmp_path)
+            return bare, after, seen, gw.list_changed()
+
+    log = tmp_path / "gw.log"
+    with http_gateway(config, f"sqlite:///{db}", log) as url:
+        anyio.run(teach, url)
+        bare, after, seen, notified = anyio.run(later, url, "now")
+    lessons, pairs = learned(db)
+    assert lessons["past-1"] == (5, 5)  # a turn per call, each with the hint's vector
+    assert {("git_status", "git_commit"), ("git_status", "git_diff_unstaged")} <= pairs
+    assert bare == META and notified == seen + 1
+    assert appended(bare, after)
+    assert {"git_commit", "git_diff_unstaged"} <= set(after)
+
+    with http_gateway(config, f"sqlite:///{db}", log, TOOLTRAY_DENY='["git_commit"]') as url:
+        _, denied, _, _ = anyio.run(later, url, "now-denied")
+    assert "git_diff_unstaged" in denied and "git_commit" not in denied
