@@ -11,8 +11,19 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.to_thread
 import pytest
-from gateway_helpers import Client, http_client, http_gateway, servers, stdio_gateway
+from click.testing import CliRunner, Result
+from gateway_helpers import (
+    Client,
+    http_client,
+    http_gateway,
+    servers,
+    stdio_gateway,
+    token_client,
+)
+
+from tooltray.memory.cli.main import cli
 
 META = ["load_tools", "unload_tools", "fallback", "read_result"]
 REPO = "repo"  # under the test's tmp_path; the git server's only repository
@@ -111,3 +122,69 @@ def test_gateway_sessions_teach_later_ones_and_the_deny_list_holds(
     with http_gateway(config, f"sqlite:///{db}", log, TOOLTRAY_DENY='["git_commit"]') as url:
         _, denied, _, _ = anyio.run(later, url, "now-denied")
     assert "git_diff_unstaged" in denied and "git_commit" not in denied
+
+
+ALICE, BOB = "alice-token-0123456789abcdef", "bob-token-0123456789abcdefgh"
+PUBLIC = {  # loopback configured as if it were public: a token is required
+    "TOOLTRAY_GATEWAY_REQUIRE_TOKEN": "true",
+    "TOOLTRAY_GATEWAY_TOKENS": f'["{ALICE}", "{BOB}"]',
+}
+LOG_ASK = "Show me the git log of the repository and the contents of the last commit."
+
+
+async def hint(url: str, session: str, token: str | None) -> Result:
+    """``tooltray hint`` (the real command) for ``session``, sending ``token`` if any."""
+    args = ["hint", "--session", session, "--url", url, LOG_ASK]
+    args += ["--token", token] if token else []
+    runner = CliRunner()
+    env = {"TOOLTRAY_GATEWAY_TOKEN": None, "TOOLTRAY_GATEWAY_TOKENS": None}
+    return await anyio.to_thread.run_sync(lambda: runner.invoke(cli, args, env=env))
+
+
+async def notified(client: Client, seen: int) -> int:
+    """Wait (bounded) until ``client`` heard a ``list_changed`` after the first ``seen``."""
+    with anyio.fail_after(60):
+        while client.list_changed() <= seen:
+            await anyio.sleep(0.05)
+    return client.list_changed()
+
+
+def test_tooltray_hint_reveals_ahead_for_its_own_session_only(config: Path, tmp_path: Path) -> None:
+    async def run(url: str) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        async with token_client(f"{url}?session=work", ALICE) as alice:
+            out["bare"], seen = await alice.names(), alice.list_changed()
+            out["own"] = await hint(url, "work", ALICE)
+            out["seen"] = await notified(alice, seen) - seen
+            out["listed"] = await alice.names()
+            out["bob"] = await hint(url, "work", BOB)
+            out["anonymous"] = await hint(url, "work", None)
+            out["reserved"] = await hint(url, "mcp-work", ALICE)
+            out["after"] = await alice.names()
+        return out
+
+    env = {**PUBLIC, "TOOLTRAY_DENY": '["git_show"]'}
+    db = f"sqlite:///{tmp_path / 'gw.db'}"
+    with http_gateway(config, db, tmp_path / "gw.log", **env) as url:
+        out = anyio.run(run, url)
+    own = out["own"]
+    assert own.exit_code == 0, own.output
+    assert out["seen"] >= 1 and appended(out["bare"], out["listed"])
+    assert "git_log" in out["listed"] and "git_log" in own.output
+    assert "git_show" not in out["listed"] and "git_show" not in own.output  # denied
+    assert out["bob"].exit_code != 0 and "another client credential" in out["bob"].output
+    assert out["anonymous"].exit_code != 0 and "bearer token" in out["anonymous"].output
+    assert out["reserved"].exit_code != 0 and "gateway's own" in out["reserved"].output
+    assert out["after"] == out["listed"]  # the refused hints changed nothing
+
+
+def test_tooltray_hint_names_the_stdio_way_when_there_is_no_http_gateway() -> None:
+    runner = CliRunner()
+    no_url = {"TOOLTRAY_GATEWAY_URL": None}
+    bare = runner.invoke(cli, ["hint", "--session", "work", LOG_ASK], env=no_url)
+    url = "http://127.0.0.1:9/mcp"  # the discard port: nothing listens
+    closed = runner.invoke(cli, ["hint", "--session", "work", "--url", url, LOG_ASK])
+    for result in (bare, closed):
+        assert result.exit_code != 0 and "Traceback" not in result.output
+        assert "stdio" in result.output and "_meta" in result.output
+    assert "--url" in bare.output and "no gateway answers" in closed.output
