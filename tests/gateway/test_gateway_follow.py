@@ -20,6 +20,7 @@ from gateway_helpers import (
     http_gateway,
     servers,
     stdio_gateway,
+    text,
     token_client,
 )
 
@@ -76,9 +77,8 @@ def test_a_call_reveals_its_related_tools_before_the_next_call(
     config: Path, tmp_path: Path
 ) -> None:
     async def run() -> tuple[list[str], int, list[str], int]:
-        async with stdio_gateway(
-            config, f"sqlite:///{tmp_path / 'gw.db'}", "--session", "f1"
-        ) as gw:
+        db = f"sqlite:///{tmp_path / 'gw.db'}"
+        async with stdio_gateway(config, db, "--session", "f1") as gw:
             bare, seen = await gw.names(), gw.list_changed()
             after = await called(gw, "get_current_time", tmp_path)
             return bare, seen, after, gw.list_changed()
@@ -88,6 +88,20 @@ def test_a_call_reveals_its_related_tools_before_the_next_call(
     assert notified == seen + 1  # with the call's answer, before the client's next request
     assert appended(bare, after) and "convert_time" in after  # the tool's text points to it
     assert not any(n.startswith("git_") for n in after)
+
+
+def test_bridged_a_call_names_its_related_tools_in_its_answer(config: Path, tmp_path: Path) -> None:
+    async def run() -> tuple[list[str], list[str], str, int]:
+        db = f"sqlite:///{tmp_path / 'gw.db'}"
+        async with stdio_gateway(config, db, "--session", "f2", "--reveal", "bridge") as gw:
+            bare = await gw.names()
+            result = await gw.call("get_current_time", timezone="UTC")
+            return bare, await gw.names(), text(result), gw.list_changed()
+
+    bare, after, answer, notified = anyio.run(run)
+    assert after == bare and notified == 0  # the client's prompt prefix is kept
+    assert "convert_time" in answer and "call_tool" in bare
+    assert answer.index("convert_time") > answer.index("UTC")  # after the result itself
 
 
 def test_gateway_sessions_teach_later_ones_and_the_deny_list_holds(
