@@ -18,7 +18,10 @@ A turn: MCP carries no user messages, so the gateway counts one turn per forward
 upstream tool (``turn-completed`` after each). A ``fallback`` therefore lasts until the model's
 next real call, tools "idle" for ``idle_turns`` are those not called in that many calls, and the
 ``turns`` table records one row per call. A client that passes the user's text (``hints.py``)
-opens a turn with it, and the trinket selects on it as on a chat message.
+opens a turn with it, and the trinket selects on it as on a chat message. After each forwarded
+call the trinket's ``follow`` appends what the call points to next (the tool's learned
+companions, its own text as evidence): listed before the client's next call (``list_changed``
+with the answer) or, bridged, named in a note after the result.
 
 All trinket and registry work runs in one worker thread at a time (the trinket is synchronous
 and touches the database), so the event loop keeps serving while the store writes.
