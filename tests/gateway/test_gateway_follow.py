@@ -12,6 +12,7 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
+import httpx
 import pytest
 from click.testing import CliRunner, Result
 from gateway_helpers import (
@@ -163,6 +164,18 @@ async def notified(client: Client, seen: int) -> int:
     return client.list_changed()
 
 
+def raw_posts(url: str) -> list[int]:
+    """Status codes of hint posts the CLI never sends: not JSON, no text, too large."""
+    route = url.replace("/mcp", "/tooltray/hint")
+    bearer = {"Authorization": f"Bearer {ALICE}", "Content-Type": "application/json"}
+    bodies = [
+        b"not json",
+        b'{"session": "work"}',
+        b'{"session": "work", "text": "%s"}' % (b"x" * 70_000),
+    ]
+    return [httpx.post(route, content=b, headers=bearer, timeout=60).status_code for b in bodies]
+
+
 def test_tooltray_hint_reveals_ahead_for_its_own_session_only(config: Path, tmp_path: Path) -> None:
     async def run(url: str) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -174,6 +187,7 @@ def test_tooltray_hint_reveals_ahead_for_its_own_session_only(config: Path, tmp_
             out["bob"] = await hint(url, "work", BOB)
             out["anonymous"] = await hint(url, "work", None)
             out["reserved"] = await hint(url, "mcp-work", ALICE)
+            out["raw"] = await anyio.to_thread.run_sync(raw_posts, url)
             out["after"] = await alice.names()
         return out
 
@@ -189,6 +203,7 @@ def test_tooltray_hint_reveals_ahead_for_its_own_session_only(config: Path, tmp_
     assert out["bob"].exit_code != 0 and "another client credential" in out["bob"].output
     assert out["anonymous"].exit_code != 0 and "bearer token" in out["anonymous"].output
     assert out["reserved"].exit_code != 0 and "gateway's own" in out["reserved"].output
+    assert out["raw"] == [400, 400, 413]
     assert out["after"] == out["listed"]  # the refused hints changed nothing
 
 
