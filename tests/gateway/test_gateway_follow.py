@@ -215,5 +215,6 @@ def test_tooltray_hint_names_the_stdio_way_when_there_is_no_http_gateway() -> No
     closed = runner.invoke(cli, ["hint", "--session", "work", "--url", url, LOG_ASK])
     for result in (bare, closed):
         assert result.exit_code != 0 and "Traceback" not in result.output
+        assert len(result.output.strip().splitlines()) == 1
         assert "stdio" in result.output and "_meta" in result.output
     assert "--url" in bare.output and "no gateway answers" in closed.output
