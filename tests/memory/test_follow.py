@@ -7,7 +7,7 @@ from tooltray.memory.core.trinket import ToolLoaderTrinket
 
 from .conftest import MakeTrinket, finish_turn
 
-GATEWAY = {"activation_share": 0.0}  # as the gateway: selection on whatever the catalog's size
+SELECTING = {"activation_share": 0.0}  # selection on, whatever the catalog's size
 
 
 def call(trinket: ToolLoaderTrinket, sid: str, tool: str) -> list[str]:
@@ -20,7 +20,7 @@ def call(trinket: ToolLoaderTrinket, sid: str, tool: str) -> list[str]:
 def test_a_call_appends_its_tools_text_matches_and_never_the_denied(
     make_trinket: MakeTrinket,
 ) -> None:
-    trinket = make_trinket(**GATEWAY, deny=["weather_alerts"])
+    trinket = make_trinket(**SELECTING, deny=["weather_alerts"])
     trinket.prepare("s", [])
     before = trinket.loaded("s")
     added = call(trinket, "s", "weather_forecast")
@@ -32,7 +32,7 @@ def test_a_call_appends_its_tools_text_matches_and_never_the_denied(
 
 
 def test_history_brings_what_followed_the_tool_in_past_sessions(make_trinket: MakeTrinket) -> None:
-    trinket = make_trinket(**GATEWAY)
+    trinket = make_trinket(**SELECTING)
     for past in ("p1", "p2"):
         trinket.prepare(past, [])
         for tool in ("weather_forecast", "calendar_create_event", "weather_forecast"):
@@ -43,7 +43,7 @@ def test_history_brings_what_followed_the_tool_in_past_sessions(make_trinket: Ma
 
 
 def test_nothing_follows_where_selection_is_off(make_trinket: MakeTrinket) -> None:
-    never = make_trinket(**GATEWAY, growth="never")
+    never = make_trinket(**SELECTING, growth="never")
     never.prepare("n", [])
     assert call(never, "n", "weather_forecast") == []
     everything = make_trinket(activation_share=1.0, opening="share")  # all fit: all loaded
