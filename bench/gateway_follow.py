@@ -15,9 +15,10 @@ whose selection runs as ``prepare`` would), and optionally ``trinket.follow`` af
 Per mode: *listed before its call*, the share of calls whose tool was loaded before the call
 (the rest are escapes: an unlisted call the gateway runs and loads); *tools listed*, the mean
 loaded set at a call; *listed tokens*, the mean tokens of that set (native schemas, o200k),
-against the catalog's eager tokens. ``--past-split``: the even conversations are played first
-(every mode, teaching the store), then the odd ones are measured with that history; without
-it every conversation is measured on an empty store (each mode on its own store).
+against the catalog's eager tokens. Each mode has its own store, empty at the start, and each
+conversation learns from those before it, as a deployment does; ``--past-split``: the even
+conversations are played first (teaching), then the odd ones measured; ``--learn off``: no
+history at all.
 """
 
 from __future__ import annotations
@@ -73,8 +74,10 @@ class Replay:
             self.trinket.follow(self.sid, [tool])
 
 
-def measure(data: Path, corpus: str, past_split: bool, sample: int) -> dict[str, Any]:
-    """Every mode over ``corpus``'s conversations (every ``sample``-th one when given)."""
+def measure(
+    data: Path, corpus: str, past_split: bool, sample: int, learn: str = "on"
+) -> dict[str, Any]:
+    """Every mode over ``corpus``'s conversations (about ``sample`` of them when given)."""
     registry, names = load_registry(data, corpus)
     convs = load_conversations(data, corpus, names)
     convs = convs[:: max(1, len(convs) // sample)] if sample else convs
@@ -83,7 +86,8 @@ def measure(data: Path, corpus: str, past_split: bool, sample: int) -> dict[str,
     with tempfile.TemporaryDirectory(prefix="tooltray-gw-follow-") as tmp:
         for mode, (hints, follow) in MODES.items():
             url = f"sqlite:///{tmp}/{mode.replace('+', '_')}.db"
-            with open_trinket(registry, url, base_settings("openai", **GATEWAY)) as trinket:
+            settings = base_settings("openai", **GATEWAY, learn=learn)
+            with open_trinket(registry, url, settings) as trinket:
                 for i, conv in enumerate(taught):
                     Replay(trinket, f"past-{i}", hints, follow).play(conv)
                 calls = []
@@ -123,8 +127,9 @@ def run_args(data_dir: Path, out_dir: Path, opts: argparse.Namespace) -> dict[st
     """Entry point for ``bench/run.py`` with this suite's flags."""
     results = {}
     for corpus in opts.corpus or ["mcp20"]:
-        split = "past-split" if opts.past_split else "none"
-        results[f"{corpus}/{split}"] = measure(data_dir, corpus, opts.past_split, opts.sample)
+        split = "past-split" if opts.past_split else "learning" if opts.learn == "on" else "none"
+        run = measure(data_dir, corpus, opts.past_split, opts.sample, opts.learn)
+        results[f"{corpus}/{split}"] = run
     Console(width=150).print(_table(results))
     return {"runs": results}
 
@@ -134,3 +139,4 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--corpus", action="append", help="corpus folder name (repeatable)")
     parser.add_argument("--past-split", action="store_true", help="odd half, even half as history")
     parser.add_argument("--sample", type=int, default=0, help="about this many conversations")
+    parser.add_argument("--learn", choices=("on", "off"), default="on", help="off: no history")
