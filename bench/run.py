@@ -36,6 +36,7 @@ SUITES: dict[str, str] = {
     "mcp_search": "mcp_search",
     "menu_budget": "menu_budget",
     "first_minute": "first_minute",
+    "gateway_follow": "gateway_follow",
 }
 DEFAULT_DATA = HERE.parent.parent / "shared" / "data"
 

@@ -32,6 +32,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "show": ("inspect", "Show a session's loaded tools, bundle menu and prompt prefix."),
     "explain": ("inspect", "What a message would load and why (a dry run)."),
     "fork": ("fork", "Start a session from another's loaded tools (a subagent)."),
+    "hint": ("hint", "Send the user's text to a running HTTP gateway's session."),
 }
 
 

@@ -285,6 +285,15 @@ def select(snap: Snap, conv: Conversation, due: Due, plan: Plan, reveal: str) ->
     return Decision((changes,), loaded)
 
 
+def followed(snap: Snap, picks: Sequence[Candidate], reveal: str) -> Decision:
+    """What the tools a session just called point to, appended at its turn like a later turn's
+    growth (for a client that sends no user text between calls: an MCP gateway)."""
+    turn, names = snap.snapshot.turn, [c.name for c in picks]
+    meta = reveal_meta(snap, names, False, reveal) or None
+    changes = Changes(loads=[Load(c.name, c.source, turn, c.score) for c in picks], meta=meta)
+    return Decision((changes,), (Notice("tools_loaded", turn, tuple(names), picks[0].source),))
+
+
 def reveal_meta(snap: Snap, names: list[str], first: bool, reveal: str) -> SessionMeta:
     """Where a plan's loads go with ``reveal = "append"``: a boundary's make the prefix (what is
     loaded, then the loads); a later turn's are revealed before its message."""

@@ -32,7 +32,7 @@ from tooltray.memory.core.prompt import PromptView, bundle_menu, defers, text_bl
 from tooltray.memory.core.session import MODE_ALL, MODE_SELECTED, SessionState
 from tooltray.memory.embedders.base import Progress
 from tooltray.memory.metatools.meta_tools import shown_meta_specs
-from tooltray.memory.retrieval.scoring import Candidate
+from tooltray.memory.retrieval.scoring import Candidate, doc_text
 from tooltray.memory.retrieval.selector import (
     NoSignals,
     SelectionSignals,
@@ -43,7 +43,7 @@ from tooltray.memory.retrieval.selector import (
     said,
 )
 from tooltray.memory.retrieval.skills import SkillLibrary, load_skills
-from tooltray.memory.tuning import GROWTH_MISS
+from tooltray.memory.tuning import COMPANION_MIN, GROW_BAR, GROWTH_MISS
 from tooltray.tools.errors import TooltrayError
 from tooltray.tools.registry import ToolRegistry
 from tooltray.tools.render import (
@@ -348,6 +348,25 @@ class Planner:
         cands += self._worth_revealing(users, signals, set(names) | {c.name for c in cands})
         cands = [c for c in cands if c.name in self.catalog().allowed]
         return admit_growth(cands, state.snapshot.loaded, self.settings.hard_max_tools)
+
+    def follow(self, state: SessionState, used: Sequence[str]) -> list[Candidate]:
+        """What the session's calls of ``used`` point to next, where no user text arrives
+        between calls (an MCP gateway): their learned companions, then growth over the
+        session's user texts with the tools' own texts as its newest message. Admitted like a
+        later turn's growth (append-only, under ``hard_max_tools``); nothing in ``all`` mode,
+        with ``growth = "never"``, or for a tool not allowed."""
+        specs = self.catalog().pick(used)
+        if not specs or state.selection_mode == MODE_ALL or self.settings.growth == "never":
+            return []
+        users = [*state.user_texts, " ".join(doc_text(s) for s in specs)]
+        grown = self._growth(state, users, 1)
+        top = max((c.score or 0.0 for c in grown), default=GROW_BAR)
+        learned = self.signals.companions([s.name for s in specs])
+        ranked = sorted(learned.items(), key=lambda kv: -kv[1])
+        allowed = self.catalog().allowed
+        mates = [Candidate(n, "semantic", v * top) for n, v in ranked if v >= COMPANION_MIN]
+        mates = [c for c in mates if c.name in allowed]
+        return admit_growth(mates + grown, state.snapshot.loaded, self.settings.hard_max_tools)
 
     def _worth_revealing(
         self, users: Sequence[str], signals: SessionSignals, taken: set[str]

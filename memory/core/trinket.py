@@ -477,6 +477,27 @@ class ToolLoaderTrinket:
             event = self._event(state, "refused", tool[:64], reason[:500])
             self.journal.commit(state, Changes(events=[event]))
 
+    def follow(self, session_id: str, used: Sequence[str]) -> tuple[list[str], str]:
+        """After the session called ``used``, load what those calls point to next
+        (:meth:`Planner.follow`), appended like a later turn's growth: for a client that sends
+        no user text between calls (an MCP gateway). Returns the names loaded and, with
+        ``reveal = "append"``, their listing for a client that does not relist (else ``""``).
+        Nothing for a session whose selection is off (disabled, degraded, ``all``).
+
+        Raises:
+            TooltrayError: selection failed (the embedder is down, say); nothing was loaded.
+        """
+        session_id = inputs.session_id(session_id)
+        with self._lock, self.journal.call():
+            state = self._state(session_id)
+            picks = self.planner.follow(state, used) if state.health == "ok" else []
+            if not picks:
+                return [], ""
+            names = [c.name for c in picks]
+            self._apply(state, decide.followed(state.snap(), picks, self.settings.reveal))
+            log.info("%s turn %d follows %s: %s", session_id, state.turn, list(used), names)
+            return names, self._reveal_note(state, names)
+
     def shorten(self, session_id: str, tool: str, result: str) -> str:
         """A long result shortened with a handle (full text stored); short ones unchanged."""
         session_id, tool, result = (

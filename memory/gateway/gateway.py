@@ -18,7 +18,10 @@ A turn: MCP carries no user messages, so the gateway counts one turn per forward
 upstream tool (``turn-completed`` after each). A ``fallback`` therefore lasts until the model's
 next real call, tools "idle" for ``idle_turns`` are those not called in that many calls, and the
 ``turns`` table records one row per call. A client that passes the user's text (``hints.py``)
-opens a turn with it, and the trinket selects on it as on a chat message.
+opens a turn with it, and the trinket selects on it as on a chat message. After each forwarded
+call the trinket's ``follow`` appends what the call points to next (the tool's learned
+companions, its own text as evidence): listed before the client's next call (``list_changed``
+with the answer) or, bridged, named in a note after the result.
 
 All trinket and registry work runs in one worker thread at a time (the trinket is synchronous
 and touches the database), so the event loop keeps serving while the store writes.
@@ -72,6 +75,14 @@ def error_result(text: str) -> types.CallToolResult:
 def text_result(text: str) -> types.CallToolResult:
     """A plain text tool result."""
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
+
+
+def with_note(result: types.CallToolResult, note: str) -> types.CallToolResult:
+    """``result`` with ``note`` (tools revealed after it) as one more text block."""
+    if not note.strip():
+        return result
+    content = [*result.content, types.TextContent(type="text", text=note.strip())]
+    return result.model_copy(update={"content": content})
 
 
 def oversized(name: str, arguments: dict[str, Any]) -> str | None:
@@ -264,6 +275,26 @@ class Gateway:
         self._listings.pop(session_id, None)
         return True
 
+    async def hint_from_outside(self, session_id: str, text: str) -> list[str]:
+        """A hint that came apart from the session's requests (``hint_route.py``): selected on
+        as :meth:`hint`, and the session's client, if connected, told its tools changed.
+        Returns the tools it loaded (a failure is logged and loads none)."""
+        try:
+            before = set(await self.core(self.trinket.loaded, session_id))
+            if not await self.hint(session_id, text):
+                return []
+        except Exception as exc:  # a hint is advice: log it, answer that nothing was revealed
+            log.warning("tooltray gateway: hint for session %r not used: %s", session_id, exc)
+            return []
+        notify = self.listeners.get(session_id)
+        if notify is not None:
+            try:
+                await notify()
+            except Exception as exc:  # a gone client must not fail the hint
+                log.debug("tooltray gateway: list_changed not delivered: %s", exc)
+        loaded = await self.core(self.trinket.loaded, session_id)
+        return [n for n in loaded if n not in before]
+
     def _definition(self, spec: ToolSpec) -> types.Tool:
         upstream = self.catalog.definition(spec.name)
         if upstream is not None:
@@ -352,7 +383,19 @@ class Gateway:
         except UpstreamError as exc:
             return error_result(str(exc))
         await self.core(self._used, session_id, listed, not result.is_error)
-        return await self._shorten(session_id, listed, result)
+        note = await self._follow(session_id, listed)
+        return with_note(await self._shorten(session_id, listed, result), note)
+
+    async def _follow(self, session_id: str, tool: str) -> str:
+        """Load what the call of ``tool`` points to next (``ToolLoaderTrinket.follow``): listed
+        before the client's next call, or (bridged) named in the returned note. A failure is
+        a WARNING: the call already ran, its result must reach the client."""
+        try:
+            names, note = await self.core(self.trinket.follow, session_id, [tool])
+        except Exception as exc:
+            log.warning("tooltray gateway: %r: no follow-up of %s: %s", session_id, tool, exc)
+            return ""
+        return note if names and self.bridged else ""
 
     def _lookup(self, name: str) -> tuple[Route, str] | None:
         """The route and listed name of the allowed tool ``name`` (prefixed spellings too)."""

@@ -23,6 +23,7 @@ from tooltray.memory.gateway.access import (
 )
 from tooltray.memory.gateway.config import GatewayConfig
 from tooltray.memory.gateway.gateway import Gateway
+from tooltray.memory.gateway.hint_route import hint_route
 from tooltray.memory.gateway.server import SESSION_HEADER, SessionKeys, build_server, init_options
 from tooltray.memory.gateway.state import GatewayState, state_path
 from tooltray.tools.errors import ConfigError
@@ -59,7 +60,8 @@ async def serve_stdio(gateway: Gateway, session: str, fork: str | None = None) -
 
 def http_app(gateway: Gateway, settings: Settings, host: str, port: int) -> ASGIApp:
     """The streamable-HTTP app: bearer tokens when configured (required off loopback),
-    Host/Origin checked for the address, bodies bounded, closed sessions released.
+    Host/Origin checked for the address, bodies bounded, closed sessions released; beside
+    ``/mcp``, the hint route ``tooltray hint`` posts to (``hint_route.py``).
 
     Raises:
         ConfigError: an exposed address without a token, or a wildcard one without hosts.
@@ -67,13 +69,15 @@ def http_app(gateway: Gateway, settings: Settings, host: str, port: int) -> ASGI
     tokens = check_tokens(settings, host)
     keys = SessionKeys(None, gateway.state)
     server = build_server(gateway, keys)
+    security = transport_security(settings, host, port)
     app = server.streamable_http_app(
         host=host,
-        transport_security=transport_security(settings, host, port),
+        transport_security=security,
         max_request_body_size=MAX_BODY_BYTES,
         session_idle_timeout=settings.gateway_session_idle,
         auth=auth_settings(host, port) if tokens else None,
         token_verifier=StaticTokens(tokens) if tokens else None,
+        custom_starlette_routes=[hint_route(gateway, keys, security, bool(tokens))],
     )
     return CloseWatch(app, gateway, keys)
 

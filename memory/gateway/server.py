@@ -74,7 +74,7 @@ class SessionKeys:
         if not value:
             return None
         name = check_session_name(str(value))
-        self._bind(name, credential(ctx))
+        self.bind(name, credential(ctx))
         return name
 
     def parent(self, ctx: ServerRequestContext[Any, Any]) -> str | None:
@@ -122,7 +122,12 @@ class SessionKeys:
     def _unnamed(self, ctx: ServerRequestContext[Any, Any]) -> str:
         return f"mcp-{connection(ctx)}"
 
-    def _bind(self, name: str, who: str | None) -> None:
+    def bind(self, name: str, who: str | None) -> None:
+        """Bind an unowned ``name`` to the credential ``who``; refuse another's.
+
+        Raises:
+            SessionAccessError: ``name`` belongs to another credential.
+        """
         owner = self.state.owners.get(name)
         if owner is None and who is not None:
             self.state.put("owners", name, who)
@@ -148,7 +153,11 @@ def connection(ctx: ServerRequestContext[Any, Any]) -> str:
 
 def credential(ctx: ServerRequestContext[Any, Any]) -> str | None:
     """The id of the bearer token the request carried (``None`` when tokens are off)."""
-    scope = getattr(ctx.request, "scope", None)
+    return scope_credential(getattr(ctx.request, "scope", None))
+
+
+def scope_credential(scope: Any) -> str | None:
+    """The bearer token id of an ASGI scope the SDK's auth middleware saw (else ``None``)."""
     user = scope.get("user") if isinstance(scope, dict) else None
     token = getattr(user, "access_token", None)
     client_id = getattr(token, "client_id", None)

@@ -26,6 +26,7 @@ mcp = pytest.importorskip("mcp")
 from mcp import ClientSession, StdioServerParameters, types  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -126,6 +127,25 @@ async def http_client(url: str, close: bool = True) -> AsyncIterator[Client]:
     ``DELETE`` that ends its MCP session, as a crashed or careless client does)."""
     async with (
         streamable_http_client(url, terminate_on_close=close) as (read, write),
+        _client(read, write) as client,
+    ):
+        yield client
+
+
+@asynccontextmanager
+async def token_client(url: str, token: str, ids: list[str] | None = None) -> AsyncIterator[Client]:
+    """An initialized MCP client sending ``token``; ``ids`` collects its Mcp-Session-Id."""
+    http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+
+    async def note(response: Any) -> None:
+        sid = response.headers.get("mcp-session-id")
+        if sid and ids is not None and sid not in ids:
+            ids.append(sid)
+
+    http.event_hooks["response"] = [note]
+    async with (
+        http,
+        streamable_http_client(url, http_client=http) as (read, write),
         _client(read, write) as client,
     ):
         yield client

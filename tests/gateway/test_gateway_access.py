@@ -11,24 +11,20 @@ import re
 import sqlite3
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
 import httpx2
 import pytest
 from gateway_helpers import (
-    Client,
-    _client,
     gateway_env,
     http_gateway,
     serve_args,
     servers,
     text,
+    token_client,
 )
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 
 from tooltray.memory.config import Settings
 from tooltray.memory.gateway.access import transport_security
@@ -49,25 +45,6 @@ INIT = {
     },
 }
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-
-
-@asynccontextmanager
-async def token_client(url: str, token: str, ids: list[str] | None = None) -> AsyncIterator[Client]:
-    """An initialized MCP client sending ``token``; ``ids`` collects its Mcp-Session-Id."""
-    http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
-
-    async def note(response: httpx2.Response) -> None:
-        sid = response.headers.get("mcp-session-id")
-        if sid and ids is not None and sid not in ids:
-            ids.append(sid)
-
-    http.event_hooks["response"] = [note]
-    async with (
-        http,
-        streamable_http_client(url, http_client=http) as (read, write),
-        _client(read, write) as client,
-    ):
-        yield client
 
 
 def refused(exc: BaseException) -> str:
