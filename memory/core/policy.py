@@ -296,3 +296,17 @@ def later_needs(mean: float, first: float, sessions: int) -> float:
     (their ``mean`` needs less their ``first`` turns' tools)."""
     prior = NEEDS_PRIOR_SESSIONS
     return (LATER_NEEDS * prior + (mean - first) * sessions) / (prior + sessions)
+
+
+def lists_everything(listing: int, directory: int, profile: Profile) -> bool:
+    """Whether the fallback reveals every tool's listing rather than a names directory.
+
+    The listing (``listing`` tokens) makes every tool callable at once and stays in the
+    conversation for the rest of the session. The directory (``directory`` tokens: the names by
+    bundle) makes nothing callable: the model loads what it needs by name, one more round trip
+    that answers with a few tools' listing. On a large catalog the listing outweighs that trip.
+    """
+    by_name = profile.held(directory, EXPECTED.calls) + profile.escape(
+        EXPECTED.context, EXPECTED.answer
+    )
+    return profile.held(listing, EXPECTED.calls) <= by_name
