@@ -369,7 +369,7 @@ class Planner:
 
     def _opening(self, picks: Sequence[Candidate]) -> Opening:
         cat, share = self.catalog(), self.settings.opening == "share"
-        return open_picks(picks, cat.priced, cat.profile, share=share)
+        return open_picks(picks, cat.priced, cat.profile, share=share, size=len(cat.allowed))
 
     def fallback_lists(self) -> bool:
         """Whether ``load_tools(["*"])`` lists every tool or answers with their names
@@ -421,7 +421,7 @@ class Planner:
             return []
         picks = self.selector().boundary(users, signals)
         cat = self.catalog()
-        rows = priced(picks, cat.priced, cat.profile)
+        rows = priced(picks, cat.priced, cat.profile, len(cat.allowed))
         return [c for c, _, _, keep in rows if keep and c.name not in taken]
 
     def _resume_growth(

@@ -258,24 +258,33 @@ Priced = tuple[Candidate, int, float, bool]
 """A pick, its tokens, its chance of being needed, and whether that chance pays for holding it."""
 
 
-def priced(picks: Sequence[Candidate], tokens: Mapping[str, int], profile: Profile) -> list[Priced]:
+def priced(
+    picks: Sequence[Candidate], tokens: Mapping[str, int], profile: Profile, size: int = 0
+) -> list[Priced]:
     """Each pick best first, with its tokens, its chance of being needed (its score against the
-    best one) and whether that chance pays for holding it (:func:`held_picks`)."""
+    best one, on a catalog of ``size`` tools) and whether that chance pays for holding it
+    (:func:`held_picks`)."""
     ranked = sorted(picks, key=lambda c: -(c.score or 0.0))
     top = ranked[0].score or 0.0 if ranked else 0.0
-    rows = [(tokens.get(c.name, 0), needed(c.score or 0.0, top)) for c in ranked]
+    rows = [(tokens.get(c.name, 0), needed(c.score or 0.0, top, size)) for c in ranked]
     keep = held_picks(rows, profile, EXPECTED)
     return [(c, t, n, k) for c, (t, n), k in zip(ranked, rows, keep, strict=True)]
 
 
 def opening(
-    picks: Sequence[Candidate], tokens: Mapping[str, int], profile: Profile, *, share: bool
+    picks: Sequence[Candidate],
+    tokens: Mapping[str, int],
+    profile: Profile,
+    *,
+    share: bool,
+    size: int = 0,
 ) -> Opening:
-    """The picks a boundary puts in the prefix: each one worth holding (``share``: all)."""
+    """The picks a boundary puts in the prefix: each one worth holding on a catalog of ``size``
+    tools (``share``: all)."""
     if share:
         return Opening(list(picks), 0, 0.0)
     held, total, missed, kept = [], 0, 0.0, 0.0
-    for cand, cost, chance, keep in priced(picks, tokens, profile):
+    for cand, cost, chance, keep in priced(picks, tokens, profile, size):
         held += [cand] if keep else []
         total += cost if keep else 0
         missed += 0.0 if keep else chance
