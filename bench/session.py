@@ -1,7 +1,8 @@
 """Suite ``session``: replay multi-turn corpora through the real trinket, store and embedder.
 
 ``python bench/run.py session [--data DIR] [--corpus NAME ...] [--past DIR] [--past-split]
-[--online] [--quick] [--reveal append|prefix]``. Any corpus in the shared format (:mod:`corpora`)
+[--online] [--quick] [--reveal append|prefix] [--breakdown]`` (``--breakdown``: each part's
+share of tooltray's price, ``breakdown.py``). Any corpus in the shared format (:mod:`corpora`)
 replays, turn by turn:
 
 1. ``view = trinket.prepare(session, messages)`` (the turn's earlier user messages with assistant
