@@ -1,15 +1,16 @@
 """Suite ``session``: replay multi-turn corpora through the real trinket, store and embedder.
 
 ``python bench/run.py session [--data DIR] [--corpus NAME ...] [--past DIR] [--past-split]
-[--online] [--quick] [--reveal append|prefix]``. Any corpus in the shared format (:mod:`corpora`)
+[--online] [--quick] [--reveal append|prefix] [--breakdown]`` (``--breakdown``: each part's
+share of tooltray's price, ``breakdown.py``). Any corpus in the shared format (:mod:`corpora`)
 replays, turn by turn:
 
 1. ``view = trinket.prepare(session, messages)`` (the turn's earlier user messages with assistant
    placeholders, then its own): *first-pass recall* = every gold tool is in the view;
 2. a simulated model calls each gold tool. It sees only the prompt rendered for it, so a tool not
    offered is recovered without its name: ``load_tools`` with the user's request as the query,
-   then (native path) the bundle the menu lists for it, then every tool (``load_tools(["*"])``,
-   the fallback); each call is an
+   then the bundle the menu lists for it, then every tool (``load_tools(["*"])``, the
+   fallback), then (a fallback that answered with names) the tool by its name; each call is an
    *escape*. *Recall after recovery* = every gold tool was callable when it was called. Each call
    emits ``tool-used``, ``turn-completed`` closes the turn, and the agent prepares again after
    every call (a real loop calls ``prepare`` before every model request);
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import statistics
 import subprocess
@@ -44,6 +46,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import breakdown  # noqa: E402
 import peers  # noqa: E402
 from corpora import (  # noqa: E402
     Conversation,
@@ -118,31 +121,42 @@ def _bundle_of(trinket: ToolLoaderTrinket, tool: str) -> str | None:
 
 
 def _recover(
-    trinket: ToolLoaderTrinket, sid: str, turn: Turn, tool: str, tried: set[str]
-) -> tuple[str, str]:
-    """The simulated model's next escape for ``tool``: a query, its bundle, then fallback.
+    trinket: ToolLoaderTrinket, sid: str, turn: Turn, tool: str, tried: set[str], seen: list[str]
+) -> tuple[str, str] | None:
+    """The simulated model's next escape for ``tool``: a query, its bundle, the fallback, then
+    its name from the fallback's directory; ``None`` once none is left.
 
     It never names a tool it was not shown: first ``load_tools`` with the user's request as the
-    query, then the bundle the menu lists for it (native path: the menu is in the prompt), then
-    every tool (``load_tools(["*"])``). A bundle the budgeted menu leaves out is not named:
-    the model goes from the query to every tool. Returns the escape's kind and the meta-tool's
-    answer (one call each).
+    query, then the bundle the menu lists for it (the menu is in the prompt on every path; the
+    text path's block says how to load a bundle), then every tool (``load_tools(["*"])``). A
+    bundle the budgeted menu leaves out is not named. A fallback that answers with the names
+    directory instead of every listing (a large catalog) shows the tool's name: the model loads
+    it by that name. Returns the escape's kind and the meta-tool's answer (one call each);
+    ``seen`` collects the turn's fallback answers.
     """
     if "query" not in tried:
         tried.add("query")
         return "query", trinket.handle_meta(sid, LOAD_TOOLS, {"query": turn.query})
     bundle = _bundle_of(trinket, tool)
-    native = trinket.settings.path in NATIVE_PATHS
     shown = bundle in listed(trinket.planner.menu()) if bundle else False
-    if native and shown and f"bundle:{bundle}" not in tried:
+    if shown and f"bundle:{bundle}" not in tried:
         tried.add(f"bundle:{bundle}")
         return "bundle", trinket.handle_meta(sid, LOAD_TOOLS, {"tools": [bundle]})
-    tried.add("fallback")
-    return "fallback", trinket.handle_meta(sid, LOAD_TOOLS, {"tools": [EVERY_TOOL]})
+    if "fallback" not in tried:
+        tried.add("fallback")
+        seen.append(trinket.handle_meta(sid, LOAD_TOOLS, {"tools": [EVERY_TOOL]}))
+        return "fallback", seen[-1]
+    named = re.compile(rf"(?<![\w.-]){re.escape(tool)}(?![\w.-])")
+    if f"name:{tool}" not in tried and any(named.search(text) for text in seen):
+        tried.add(f"name:{tool}")
+        return "name", trinket.handle_meta(sid, LOAD_TOOLS, {"tools": [tool]})
+    return None
 
 
 def _call(kind: str, detail: str, view: PromptView) -> list[Any]:
     """One model call for pricing: its kind, its tool or answer, the prefix it was sent."""
+    if BREAKDOWN:
+        breakdown.label_prefix(view)
     return [kind, detail, [[s.key, s.tokens] for s in view_prefix(view)]]
 
 
@@ -158,9 +172,13 @@ def run_turn(
     prefixes = [view.prefix_hash]
     escapes, not_callable, tried, kinds = 0, [], set[str](), []
     calls: list[list[Any]] = []
+    seen: list[str] = []
     for tool in gold:
-        while tool not in view.loaded and "fallback" not in tried:
-            kind, answer = _recover(trinket, session_id, turn, tool, tried)
+        while tool not in view.loaded:
+            step = _recover(trinket, session_id, turn, tool, tried, seen)
+            if step is None:
+                break
+            kind, answer = step
             calls.append(_call("escape", answer, view))
             kinds.append(kind)
             escapes += 1
@@ -201,6 +219,7 @@ def turn_note(view: PromptView) -> str:
     return notes.get(view.turn, "")
 
 
+BREAKDOWN: list[bool] = []  # ``--breakdown``: label every priced segment (breakdown.py)
 ORACLE: dict[str, Any] = {}  # bench-only: ``--oracle`` sets "signals" per measured fold
 
 
@@ -563,6 +582,29 @@ def cost_table(title: str, rows: dict[str, dict[str, Any]]) -> Table:
     return out
 
 
+def breakdown_table(title: str, rows: dict[str, dict[str, Any]]) -> Table:
+    """One row per run and profile: each part's share of tooltray's price, and the calls."""
+    out = Table(title=title)
+    parts = sorted(
+        {
+            p
+            for r in rows.values()
+            for k in ("price", "latency")
+            for p in r["cost"].get("breakdown", {}).get(k, {})
+        }
+    )
+    for c in ["run", "profile", *parts, "calls"]:
+        out.add_column(c, justify="left" if c in ("run", "profile", "calls") else "right")
+    for name, res in rows.items():
+        b = res["cost"].get("breakdown", {})
+        for profile in ("price", "latency") if b else ():
+            total = sum(b[profile].values()) or 1.0
+            cells = [f"{b[profile].get(p, 0.0) / total:.3f}" for p in parts]
+            calls = " ".join(f"{k}={v}" for k, v in sorted(b["calls"].items()))
+            out.add_row(name, profile, *cells, calls)
+    return out
+
+
 def learning_curve(results: Sequence[TurnResult], menu: int, window: int) -> dict[str, list[float]]:
     """Per conversation in replay order: first-pass recall and tokens+menu / eager, rolling."""
     by_conv: dict[str, list[TurnResult]] = {}
@@ -641,7 +683,11 @@ def session_costs(
         for c in convs
         if c.id in calls
     ]
-    return peers.priced(played)
+    out = peers.priced(played)
+    if BREAKDOWN:
+        kinds = {c: [r.escape_kinds for r in results if r.conv == c] for c in calls}
+        out["breakdown"] = breakdown.breakdown(convs, calls, kinds, notes)
+    return out
 
 
 def run_corpus(
@@ -732,6 +778,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sample", type=int, default=0, help="every n-th conversation")
     parser.add_argument("--path", dest="paths", action="append", choices=PATHS)
     parser.add_argument("--restart", action="store_true", help="check restart equality")
+    parser.add_argument("--breakdown", action="store_true", help="price per part (breakdown.py)")
     parser.add_argument(
         "--reveal",
         choices=("append", "prefix"),
@@ -750,6 +797,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run_args(data_dir: Path, out_dir: Path, opts: argparse.Namespace) -> dict[str, Any]:
     """The suite with parsed flags: a table per corpus, JSON, and the learning-curve PNG."""
     opts.paths = opts.paths or list(PATHS)
+    BREAKDOWN[:] = [True] * bool(getattr(opts, "breakdown", False))
     opts.overrides = {k: json.loads(v) for k, v in (s.split("=", 1) for s in opts.sets)}
     opts.overrides.setdefault("reveal", opts.reveal)  # --set reveal=... wins
     corpora = opts.corpus or list(CORPORA)
@@ -765,6 +813,8 @@ def run_args(data_dir: Path, out_dir: Path, opts: argparse.Namespace) -> dict[st
             measured = {k: v for k, v in runs.items() if "metrics" in v}
             console.print(table(f"session replay: {corpus}", measured))
             console.print(cost_table(f"session cost: {corpus}, reveal = {reveal}", measured))
+            if BREAKDOWN:
+                console.print(breakdown_table(f"where the price goes: {corpus}", measured))
     if curves:
         out["curves"] = curves
         plot_curves(curves, out_dir / "session_learning.png")

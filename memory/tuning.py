@@ -176,12 +176,30 @@ LATER_NEEDS = 0.8
 NEEDS_PRIOR_SESSIONS = 5
 
 
-def needed(z: float, top: float) -> float:
-    """A boundary pick's chance of being needed, from its fused ``z`` and the top pick's."""
+#: the largest catalog the two tables were measured on (bfcl_multiturn 130 tools; apibank 70,
+#: bfcl_small 17-40 a conversation). A larger catalog's picks are needed at lower odds: the
+#: session needs a few of its tools whatever its size, so the prior odds of any one tool fall
+#: with the size while a z (standardised over the catalog) says as much. mcp70 (1,323 tools):
+#: 22 picks held for 0.32 first-pass; bench/README.md, "Where a session's price goes"
+NEEDED_TOOLS = 130
+
+
+def needed(z: float, top: float, tools: int = 0) -> float:
+    """A boundary pick's chance of being needed, from its fused ``z`` and the top pick's, on a
+    catalog of ``tools`` tools (0: the size the tables were measured on)."""
     by_z = next((c for floor, c in NEEDED_BY_Z if z >= floor), NEEDED_FLOOR)
     share = z / top if top > 0 else 0.0
     by_share = next((c for floor, c in NEEDED_BY_SHARE if share >= floor), NEEDED_FLOOR)
-    return max(by_z, by_share)
+    return at_size(max(by_z, by_share), tools)
+
+
+def at_size(chance: float, tools: int) -> float:
+    """``chance`` measured on catalogs of :data:`NEEDED_TOOLS`, on a catalog of ``tools``: the
+    odds scaled by the ratio of the sizes (never raised: a smaller catalog keeps the table's)."""
+    if tools <= NEEDED_TOOLS or chance >= 1.0:
+        return chance
+    odds = chance / (1.0 - chance) * NEEDED_TOOLS / tools
+    return odds / (1.0 + odds)
 
 
 # ----- learned signals (memory/learning: companions and past requests) ---------------------------

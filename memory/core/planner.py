@@ -23,15 +23,16 @@ from tooltray.memory.core.policy import (
     admit_growth,
     everything,
     later_needs,
+    lists_everything,
     order_candidates,
     priced,
     profile_named,
 )
 from tooltray.memory.core.policy import opening as open_picks
-from tooltray.memory.core.prompt import PromptView, bundle_menu, defers, text_block
+from tooltray.memory.core.prompt import PromptView, bundle_menu, defers, note, text_block
 from tooltray.memory.core.session import MODE_ALL, MODE_SELECTED, SessionState
 from tooltray.memory.embedders.base import Progress
-from tooltray.memory.metatools.meta_tools import shown_meta_specs
+from tooltray.memory.metatools.meta_tools import directory, shown_meta_specs
 from tooltray.memory.retrieval.scoring import Candidate, doc_text
 from tooltray.memory.retrieval.selector import (
     NoSignals,
@@ -89,6 +90,8 @@ class Catalog:
     #: the allowed tools by exact name, in catalog order: one lookup for a list of names
     allowed: dict[str, ToolSpec] = field(default_factory=dict)
     profile: Profile = field(default_factory=lambda: profile_named("price"))
+    #: whether the fallback lists every tool (priced once per catalog, at its first fallback)
+    lists: bool | None = None
 
     #: prefix views rendered for this catalog (see ``trinket._prefix``), a few hundred at most
     prefixes: dict[tuple[Any, ...], PromptView] = field(default_factory=dict)
@@ -325,7 +328,24 @@ class Planner:
 
     def _opening(self, picks: Sequence[Candidate]) -> Opening:
         cat, share = self.catalog(), self.settings.opening == "share"
-        return open_picks(picks, cat.priced, cat.profile, share=share)
+        return open_picks(picks, cat.priced, cat.profile, share=share, size=len(cat.allowed))
+
+    def fallback_lists(self) -> bool:
+        """Whether ``load_tools(["*"])`` lists every tool or answers with their names
+        (:func:`~.policy.lists_everything`, priced once per catalog)."""
+        cat = self.catalog()
+        if cat.lists is None:
+            names = count_tokens(directory(self.registry)).n
+            cat.lists = lists_everything(self._listing_tokens(), names, cat.profile)
+        return cat.lists
+
+    def _listing_tokens(self) -> int:
+        """What a fallback that lists every tool shows: their note (revealed by appending) or
+        the whole catalog in the prefix."""
+        if self.settings.reveal != "append":
+            return self.eager_tokens()
+        specs = self.shown(self.registry.allowed())
+        return count_tokens(note(specs, self.settings.path != "text")).n
 
     def profile(self) -> Profile:
         """The cost profile the boundary's decision minimises (``cost_profile``)."""
@@ -379,7 +399,7 @@ class Planner:
             return []
         picks = self.selector().boundary(users, signals)
         cat = self.catalog()
-        rows = priced(picks, cat.priced, cat.profile)
+        rows = priced(picks, cat.priced, cat.profile, len(cat.allowed))
         return [c for c, _, _, keep in rows if keep and c.name not in taken]
 
     def _resume_growth(

@@ -258,24 +258,33 @@ Priced = tuple[Candidate, int, float, bool]
 """A pick, its tokens, its chance of being needed, and whether that chance pays for holding it."""
 
 
-def priced(picks: Sequence[Candidate], tokens: Mapping[str, int], profile: Profile) -> list[Priced]:
+def priced(
+    picks: Sequence[Candidate], tokens: Mapping[str, int], profile: Profile, size: int = 0
+) -> list[Priced]:
     """Each pick best first, with its tokens, its chance of being needed (its score against the
-    best one) and whether that chance pays for holding it (:func:`held_picks`)."""
+    best one, on a catalog of ``size`` tools) and whether that chance pays for holding it
+    (:func:`held_picks`)."""
     ranked = sorted(picks, key=lambda c: -(c.score or 0.0))
     top = ranked[0].score or 0.0 if ranked else 0.0
-    rows = [(tokens.get(c.name, 0), needed(c.score or 0.0, top)) for c in ranked]
+    rows = [(tokens.get(c.name, 0), needed(c.score or 0.0, top, size)) for c in ranked]
     keep = held_picks(rows, profile, EXPECTED)
     return [(c, t, n, k) for c, (t, n), k in zip(ranked, rows, keep, strict=True)]
 
 
 def opening(
-    picks: Sequence[Candidate], tokens: Mapping[str, int], profile: Profile, *, share: bool
+    picks: Sequence[Candidate],
+    tokens: Mapping[str, int],
+    profile: Profile,
+    *,
+    share: bool,
+    size: int = 0,
 ) -> Opening:
-    """The picks a boundary puts in the prefix: each one worth holding (``share``: all)."""
+    """The picks a boundary puts in the prefix: each one worth holding on a catalog of ``size``
+    tools (``share``: all)."""
     if share:
         return Opening(list(picks), 0, 0.0)
     held, total, missed, kept = [], 0, 0.0, 0.0
-    for cand, cost, chance, keep in priced(picks, tokens, profile):
+    for cand, cost, chance, keep in priced(picks, tokens, profile, size):
         held += [cand] if keep else []
         total += cost if keep else 0
         missed += 0.0 if keep else chance
@@ -296,3 +305,17 @@ def later_needs(mean: float, first: float, sessions: int) -> float:
     (their ``mean`` needs less their ``first`` turns' tools)."""
     prior = NEEDS_PRIOR_SESSIONS
     return (LATER_NEEDS * prior + (mean - first) * sessions) / (prior + sessions)
+
+
+def lists_everything(listing: int, directory: int, profile: Profile) -> bool:
+    """Whether the fallback reveals every tool's listing rather than a names directory.
+
+    The listing (``listing`` tokens) makes every tool callable at once and stays in the
+    conversation for the rest of the session. The directory (``directory`` tokens: the names by
+    bundle) makes nothing callable: the model loads what it needs by name, one more round trip
+    that answers with a few tools' listing. On a large catalog the listing outweighs that trip.
+    """
+    by_name = profile.held(directory, EXPECTED.calls) + profile.escape(
+        EXPECTED.context, EXPECTED.answer
+    )
+    return profile.held(listing, EXPECTED.calls) <= by_name

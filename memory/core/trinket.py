@@ -435,6 +435,7 @@ class ToolLoaderTrinket:
                     self._search(state),
                     self.shelf.reader(session_id),
                     self.settings.hard_max_tools,
+                    lambda: self._defers(state) or self.planner.fallback_lists(),
                 )
             except MetaToolArgumentError as exc:
                 refused = self._event(state, "refused", name, str(exc))

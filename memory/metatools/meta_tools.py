@@ -37,8 +37,10 @@ FALLBACK = "fallback"
 READ_RESULT = "read_result"
 META_TOOL_NAMES = (LOAD_TOOLS, UNLOAD_TOOLS, FALLBACK, READ_RESULT)
 EVERY_TOOL = "*"
-"""``load_tools({"tools": ["*"]})``: every allowed tool for this turn, the same as ``fallback``.
-Revealing by appending shows only ``load_tools``, so the last resort costs no schema of its own."""
+"""``load_tools({"tools": ["*"]})``: every allowed tool for this turn, the same as ``fallback``,
+or on a catalog that costs more to list than a round trip by name, every tool's name
+(:func:`directory`). Revealing by appending shows only ``load_tools``, so the last resort costs
+no schema of its own."""
 CALL_TOOL = "call_tool"
 """The bridge (``reveal = "append"`` on native paths): calls a tool revealed at the end of the
 context, which is not in ``tools=``. Not a meta-tool: the call runs the named tool."""
@@ -455,8 +457,35 @@ def unload_tools(registry: ToolRegistry, state: SessionState, names: Sequence[st
     return out
 
 
-def fallback(registry: ToolRegistry, state: SessionState) -> Outcome:
-    """Load every allowed tool for this turn only (marked fallback; expires at turn end)."""
+DIRECTORY_HEAD = (
+    "Too many tools to list them all ({n}); here are their names by bundle. Load the ones "
+    'you need by name: load_tools({{"tools": ["<name>", ...]}}).'
+)
+
+
+def directory(registry: ToolRegistry) -> str:
+    """Every allowed tool's name by bundle, one line a bundle (tools in no bundle last): what
+    the fallback shows instead of every listing on a catalog too large to list."""
+    allowed = [s.name for s in registry.allowed()]
+    placed: set[str] = set()
+    lines = [DIRECTORY_HEAD.format(n=len(allowed))]
+    for bundle in registry.bundles():
+        members = [m for m in bundle.members if registry.is_allowed(m) and m not in placed]
+        placed.update(members)
+        if members:
+            lines.append(f"- {bundle.name}: {', '.join(members)}")
+    rest = [n for n in allowed if n not in placed]
+    if rest:
+        lines.append(f"- (no bundle): {', '.join(rest)}")
+    return "\n".join(lines)
+
+
+def fallback(registry: ToolRegistry, state: SessionState, *, listing: bool = True) -> Outcome:
+    """Load every allowed tool for this turn only (marked fallback; expires at turn end), or
+    (``listing`` false: the catalog costs more to list than a round trip by name) load nothing
+    and answer with the names :func:`directory`."""
+    if not listing:
+        return Outcome(Changes(), directory(registry))
     out = Outcome(Changes(), "")
     for spec in registry.allowed():
         if not state.is_loaded(spec.name):
@@ -482,8 +511,13 @@ def dispatch(
     search: Search,
     read: ReadResult,
     hard_max: int,
+    listing: Callable[[], bool] = lambda: True,
 ) -> tuple[Outcome, Escape | None]:
     """Carry out one meta-tool call and say which escape hatch it was, if any.
+
+    ``listing`` says whether ``load_tools(["*"])`` lists every tool (asked only on that call);
+    when it does not, the answer is the names directory. The ``fallback`` tool, which promises
+    every tool callable, always lists them.
 
     Raises:
         MetaToolArgumentError: the name is not a meta-tool or the arguments are unusable.
@@ -492,6 +526,8 @@ def dispatch(
         request = parse_load(arguments)
         if EVERY_TOOL not in request.names:
             return load_tools(registry, state, request, search, hard_max), "load_tools"
+        if not listing():
+            return fallback(registry, state, listing=False), "fallback"
         name = FALLBACK
     if name == UNLOAD_TOOLS:
         return unload_tools(registry, state, parse_unload(arguments)), None

@@ -119,3 +119,25 @@ def test_this_module_runs_with_the_embedder_refused() -> None:
     """The guard that keeps these rule tests off the model: embedding here fails the test."""
     with pytest.raises(AssertionError, match="no_embedder"):
         default_embedder().embed(["flights to Lisbon"])
+
+
+def test_a_larger_catalog_lowers_each_picks_odds_and_never_raises_them() -> None:
+    from tooltray.memory.tuning import NEEDED_TOOLS, at_size
+
+    assert at_size(0.72, NEEDED_TOOLS) == 0.72 and at_size(0.72, 20) == 0.72  # the measured size
+    ten = at_size(0.5, 10 * NEEDED_TOOLS)  # even odds, a catalog ten times larger: odds 1:10
+    assert ten == pytest.approx(1 / 11)
+    chances = [at_size(0.35, n) for n in (130, 255, 1323, 5000)]
+    assert chances == sorted(chances, reverse=True) and chances[-1] > 0.0
+    assert needed(5.0, 5.0, 1323) == at_size(needed(5.0, 5.0), 1323)
+
+
+def test_on_a_large_catalog_the_opening_holds_fewer_picks() -> None:
+    for profile in (PRICE, LATENCY):
+        small = opening(PICKS, TOKENS, profile, share=False, size=100)
+        large = opening(PICKS, TOKENS, profile, share=False, size=1323)
+        assert small.held == opening(PICKS, TOKENS, profile, share=False).held
+        assert {c.name for c in large.held} < {c.name for c in small.held}
+        assert large.tokens < small.tokens
+    # held by price on a 1,323-tool catalog: none of these picks pays for its tokens
+    assert opening(PICKS, TOKENS, PRICE, share=False, size=1323).held == []

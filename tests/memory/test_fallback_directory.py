@@ -1,0 +1,91 @@
+"""``load_tools(["*"])`` on a catalog too large to list: every tool's name instead, priced."""
+
+from __future__ import annotations
+
+import pytest
+
+from tooltray.memory.config import Settings
+from tooltray.memory.core.planner import Planner
+from tooltray.memory.core.policy import LATENCY, PRICE, PROFILES, lists_everything
+from tooltray.memory.metatools.meta_tools import LOAD_TOOLS, directory
+from tooltray.tools.registry import ToolRegistry
+from tooltray.tools.spec import ToolSpec
+
+from .conftest import MakeTrinket
+
+WORDS = "reads writes lists deletes renames copies moves searches exports imports".split()
+
+
+def catalog(servers: int, tools: int) -> ToolRegistry:
+    """``servers`` bundles of ``tools`` tools each, described in a long sentence (MCP-like)."""
+    specs = []
+    for s in range(servers):
+        for t in range(tools):
+            words = " ".join(WORDS[(s + t + k) % len(WORDS)] for k in range(30))
+            params = {"type": "object", "properties": {"path": {"type": "string"}}}
+            name = f"srv{s}_tool{t}"
+            specs.append(
+                ToolSpec(name=name, description=words, parameters=params, bundle=f"srv{s}")
+            )
+    return ToolRegistry(specs)
+
+
+@pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
+def test_a_listing_that_costs_more_than_a_round_trip_by_name_gives_way(profile: object) -> None:
+    assert profile in (PRICE, LATENCY)
+    assert lists_everything(300, 60, profile)  # a few tools: list them, no extra trip
+    assert not lists_everything(55_000, 12_000, profile)  # 1,300 MCP tools: names
+    # the boundary lies where the listing outgrows the directory by about one round trip
+    cuts = [n for n in range(100, 20_000, 100) if not lists_everything(n, 100, profile)]
+    assert cuts and all(not lists_everything(n, 100, profile) for n in range(cuts[0], 20_000, 500))
+
+
+def test_the_directory_names_every_allowed_tool_by_bundle() -> None:
+    specs = [
+        ToolSpec(name="git_status", description="Status.", bundle="git"),
+        ToolSpec(name="git_log", description="Log.", bundle="git"),
+        ToolSpec(name="fetch_page", description="Fetch.", bundle="fetch"),
+        ToolSpec(name="secret_dump", description="Dump.", bundle="fetch"),
+        ToolSpec(name="calculator", description="Add."),
+    ]
+    registry = ToolRegistry(specs, deny=["secret_dump"])
+    text = directory(registry)
+    lines = text.splitlines()
+    assert "(4)" in lines[0] and "load_tools" in lines[0]
+    assert "- git: git_status, git_log" in lines
+    assert "- fetch: fetch_page" in lines
+    assert lines[-1] == "- (no bundle): calculator"
+    assert "secret_dump" not in text
+
+
+@pytest.mark.parametrize("cost_profile", ["price", "latency"])
+def test_the_planner_prices_the_fallback_per_catalog(cost_profile: str) -> None:
+    big, small = catalog(20, 12), catalog(2, 3)
+    for path in ("openai", "text"):
+        settings = Settings(db="sqlite://", path=path, cost_profile=cost_profile)
+        assert not Planner(big, settings).fallback_lists()
+        assert Planner(small, settings).fallback_lists()
+
+
+def test_a_large_catalog_answers_every_tool_with_names_then_loads_by_name(
+    make_trinket: MakeTrinket,
+) -> None:
+    registry = catalog(20, 12)
+    trinket = make_trinket(reg=registry, path="text")
+    before = set(trinket.loaded("big"))
+    answer = trinket.handle_meta("big", LOAD_TOOLS, {"tools": ["*"]})
+    assert answer.startswith("Too many tools") and "- srv7: srv7_tool0, srv7_tool1" in answer
+    assert set(trinket.loaded("big")) == before  # nothing callable that the model has not seen
+    loaded = trinket.handle_meta("big", LOAD_TOOLS, {"tools": ["srv7_tool3"]})
+    assert "srv7_tool3" in loaded and "srv7_tool3" in trinket.loaded("big")
+    # the fallback tool promises every tool callable, and keeps that promise
+    trinket.handle_meta("big", "fallback", {})
+    assert len(trinket.loaded("big")) >= len(registry.allowed())
+
+
+def test_a_small_catalog_still_lists_every_tool(make_trinket: MakeTrinket) -> None:
+    registry = catalog(2, 3)
+    trinket = make_trinket(reg=registry, path="text")
+    answer = trinket.handle_meta("small", LOAD_TOOLS, {"tools": ["*"]})
+    assert "this turn only" in answer
+    assert {s.name for s in registry.allowed()} <= set(trinket.loaded("small"))
