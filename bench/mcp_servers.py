@@ -40,6 +40,8 @@ WORKDIR = Path(tempfile.gettempdir()) / "tooltray-mcp-dump"
 CHILD_TIMEOUT = "TOOLTRAY_DUMP_SECONDS"
 """The child's own deadline, a little under the parent's: the SDK starts the server in a session
 of its own, so only the child's clean exit (not the parent's kill) ends the server's processes."""
+NPM_QUIET = {"npm_config_audit": "false", "npm_config_fund": "false"}
+"""An install's audit and funding requests cost time and tell the dump nothing."""
 PY_MCP = "mcp<2"
 """Python servers written against the 1.x SDK's low-level ``Server`` fail to import under 2.x."""
 
@@ -64,7 +66,7 @@ def _command(entry: dict[str, Any]) -> list[str]:
 def _env(entry: dict[str, Any]) -> dict[str, str]:
     """The process environment plus a dummy value for each variable the server insists on (and
     for ``<NAME>_API_KEY``/``_TOKEN``, the usual spelling of a key a server checks at start)."""
-    env = {**os.environ, "npm_config_yes": "true", "NO_UPDATE_NOTIFIER": "1"}
+    env = {**os.environ, "npm_config_yes": "true", "NO_UPDATE_NOTIFIER": "1", **NPM_QUIET}
     stem = entry["name"].upper().replace("-", "_")
     env.update({f"{stem}_{suffix}": DUMMY for suffix in ("API_KEY", "TOKEN", "ACCESS_TOKEN")})
     env.update({name: DUMMY for name in entry.get("env", [])})
