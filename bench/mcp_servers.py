@@ -2,7 +2,8 @@
 
 ``python bench/mcp_servers.py [--only NAME ...] [--jobs N] [--timeout S] [--refresh]`` reads
 ``bench/data/mcp/registry.jsonl`` (one server a line: ``name``, ``command`` ``npx``/``uvx``,
-``package``, ``args``, ``env`` names, ``source`` = the public config or list that names it) and
+``package``, ``args``, ``env`` names, ``source`` = the public config or list that names it; optional
+``env_values``, ``run`` (a Python package's executable), ``with`` (its ``mcp`` pin), ``wave``) and
 writes ``bench/data/mcp/servers/<name>.json``: the server's ``serverInfo``, its tools as listed
 (``name``, ``description``, ``inputSchema``) and how it was obtained. A server already dumped is
 kept unless ``--refresh``; a server that cannot start here (needs a live account at start-up, a
@@ -57,7 +58,8 @@ def _command(entry: dict[str, Any]) -> list[str]:
     args = [a.replace("{WORKDIR}", str(WORKDIR)) for a in entry.get("args", [])]
     if entry["command"] == "npx":
         return ["npx", "-y", entry["package"], *args]
-    uvx = [shutil.which("uvx") or str(Path(sys.executable).parent / "uvx"), "--with", PY_MCP]
+    pin = entry.get("with", PY_MCP)  # "mcp>=2" for a server written against the 2.x SDK
+    uvx = [shutil.which("uvx") or str(Path(sys.executable).parent / "uvx"), "--with", pin]
     if entry.get("run"):
         return [*uvx, "--from", entry["package"], entry["run"], *args]
     return [*uvx, entry["package"], *args]
