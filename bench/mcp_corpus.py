@@ -39,6 +39,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from mcp_queries import searches_for  # noqa: E402
+from mcp_servers import read_registry  # noqa: E402
 
 from tooltray.tools.names import match_key, sanitize_name  # noqa: E402
 
@@ -245,11 +246,16 @@ def conversation(task: dict[str, Any]) -> list[dict[str, Any]]:
 def choose_servers(
     tasks: list[dict[str, Any]], servers: dict[str, dict[str, Any]], size: int
 ) -> list[str]:
-    """The generic servers, then the servers tasks use most, then the registry's order."""
+    """The generic servers, the servers tasks use most, the first build's servers by file name
+    (``"wave": 1`` in the registry), then the registry's order: a server dumped later joins the
+    large catalog only, so mcp20 and mcp70 stay as they were measured."""
     used = Counter(s for t in tasks for turn in conversation(t) for s, _ in turn["needs"])
     order = [s for s in GENERIC if s in servers]
     order += [s for s, _ in used.most_common() if s in servers]
-    order += list(servers)
+    registry = read_registry()
+    first = {e["name"] for e in registry if e.get("wave") == 1}
+    order += [s for s in servers if s in first]  # by file name, as load_servers reads them
+    order += [e["name"] for e in registry if e["name"] in servers]
     return list(dict.fromkeys(order))[:size]
 
 

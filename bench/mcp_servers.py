@@ -2,12 +2,13 @@
 
 ``python bench/mcp_servers.py [--only NAME ...] [--jobs N] [--timeout S] [--refresh]`` reads
 ``bench/data/mcp/registry.jsonl`` (one server a line: ``name``, ``command`` ``npx``/``uvx``,
-``package``, ``args``, ``env`` names, ``source`` = the public config or list that names it) and
+``package``, ``args``, ``env`` names, ``source`` = the public config or list that names it; optional
+``env_values``, ``run`` (a Python package's executable), ``with`` (its ``mcp`` pin), ``wave``) and
 writes ``bench/data/mcp/servers/<name>.json``: the server's ``serverInfo``, its tools as listed
 (``name``, ``description``, ``inputSchema``) and how it was obtained. A server already dumped is
 kept unless ``--refresh``; a server that cannot start here (needs a live account at start-up, a
 browser download, a hosted endpoint) is recorded in ``servers/_failed.json`` with its error, so a
-rebuild says what is missing. Each server runs in its own process group, killed at the timeout.
+rebuild says what is missing. Each server runs in a child process that stops it at the timeout.
 
 Servers install from the npm registry (``npx -y``) and PyPI (``uvx``; ``pip install uv`` gives it).
 Where a server insists on a key at start-up, the registry names the variable and a dummy value is
@@ -37,6 +38,11 @@ SERVERS = DATA / "servers"
 FAILED = SERVERS / "_failed.json"
 DUMMY = "dummy-key-for-tools-list"
 WORKDIR = Path(tempfile.gettempdir()) / "tooltray-mcp-dump"
+CHILD_TIMEOUT = "TOOLTRAY_DUMP_SECONDS"
+"""The child's own deadline, a little under the parent's: the SDK starts the server in a session
+of its own, so only the child's clean exit (not the parent's kill) ends the server's processes."""
+NPM_QUIET = {"npm_config_audit": "false", "npm_config_fund": "false"}
+"""An install's audit and funding requests cost time and tell the dump nothing."""
 PY_MCP = "mcp<2"
 """Python servers written against the 1.x SDK's low-level ``Server`` fail to import under 2.x."""
 
@@ -52,7 +58,8 @@ def _command(entry: dict[str, Any]) -> list[str]:
     args = [a.replace("{WORKDIR}", str(WORKDIR)) for a in entry.get("args", [])]
     if entry["command"] == "npx":
         return ["npx", "-y", entry["package"], *args]
-    uvx = [shutil.which("uvx") or str(Path(sys.executable).parent / "uvx"), "--with", PY_MCP]
+    pin = entry.get("with", PY_MCP)  # "mcp>=2" for a server written against the 2.x SDK
+    uvx = [shutil.which("uvx") or str(Path(sys.executable).parent / "uvx"), "--with", pin]
     if entry.get("run"):
         return [*uvx, "--from", entry["package"], entry["run"], *args]
     return [*uvx, entry["package"], *args]
@@ -61,7 +68,7 @@ def _command(entry: dict[str, Any]) -> list[str]:
 def _env(entry: dict[str, Any]) -> dict[str, str]:
     """The process environment plus a dummy value for each variable the server insists on (and
     for ``<NAME>_API_KEY``/``_TOKEN``, the usual spelling of a key a server checks at start)."""
-    env = {**os.environ, "npm_config_yes": "true", "NO_UPDATE_NOTIFIER": "1"}
+    env = {**os.environ, "npm_config_yes": "true", "NO_UPDATE_NOTIFIER": "1", **NPM_QUIET}
     stem = entry["name"].upper().replace("-", "_")
     env.update({f"{stem}_{suffix}": DUMMY for suffix in ("API_KEY", "TOKEN", "ACCESS_TOKEN")})
     env.update({name: DUMMY for name in entry.get("env", [])})
@@ -96,14 +103,19 @@ async def _list_tools(argv: list[str], env: dict[str, str], errpath: Path) -> di
 
 
 def dump_one(name: str) -> int:
-    """Child process: dump one server to stdout as JSON (the parent enforces the timeout)."""
+    """Child process: dump one server to stdout as JSON, within the deadline the parent set."""
     entry = next(e for e in read_registry() if e["name"] == name)
     WORKDIR.mkdir(parents=True, exist_ok=True)
     if not (WORKDIR / ".git").is_dir():  # mcp-server-git wants a repository to serve
         subprocess.run(["git", "init", "-q", str(WORKDIR)], check=False)
     errpath = WORKDIR / f"{name}.stderr"
+    seconds = float(os.environ.get(CHILD_TIMEOUT, "170"))
     try:
-        result = asyncio.run(_list_tools(_command(entry), _env(entry), errpath))
+        listing = _list_tools(_command(entry), _env(entry), errpath)
+        result = asyncio.run(asyncio.wait_for(listing, seconds))
+    except TimeoutError:
+        print(f"timeout after {seconds:.0f} s (the server was stopped)", file=sys.stderr)
+        return 1
     except BaseException:
         tail = errpath.read_text("utf-8", "replace").strip().splitlines()[-3:]
         print("server stderr: " + " / ".join(tail), file=sys.stderr)
@@ -113,11 +125,13 @@ def dump_one(name: str) -> int:
 
 
 def _run_child(entry: dict[str, Any], timeout: float) -> tuple[dict[str, Any] | None, str]:
-    """Run :func:`dump_one` in its own process group; kill the group at the timeout."""
+    """Run :func:`dump_one` in its own process group; kill the group if it overruns."""
     argv = [sys.executable, str(Path(__file__).resolve()), "--child", entry["name"]]
+    env = {**os.environ, CHILD_TIMEOUT: str(max(10.0, timeout - 15))}
     proc = subprocess.Popen(
-        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
-    )
+        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        env=env,
+    )  # fmt: skip
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -132,6 +146,8 @@ def _run_child(entry: dict[str, Any], timeout: float) -> tuple[dict[str, Any] | 
 def _reason(stderr: str) -> str:
     """The telling line of a failed child's stderr: the last that names an error."""
     lines = [ln.strip(" |+-") for ln in stderr.splitlines() if ln.strip(" |+-")]
+    if any(ln.startswith("timeout after") for ln in lines):
+        return next(ln for ln in lines if ln.startswith("timeout after"))
     server = [ln for ln in lines if ln.startswith("server stderr: ") and len(ln) > 16]
     errors = server or [ln for ln in lines if "rror" in ln or "Exception" in ln]
     errors = errors or lines or ["no output"]

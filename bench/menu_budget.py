@@ -1,7 +1,7 @@
 """Suite ``menu_budget``: the fixed part every call pays, as catalogs grow (issue 35).
 
 ``python bench/run.py menu_budget [--data DIR] [--mcp DIR]``. For each dev corpus, each real-MCP
-catalog and a 300-server catalog (mcp300's 100 real servers and two renamed copies of each:
+catalog and one three times mcp300 (its real servers and two renamed copies of each:
 ``<server>-2``, ``<server>-3``), the bundle menu's o200k tokens and the fixed part
 (``Planner._fixed``: the menu plus the meta-tools the view leads with) on the openai and text
 paths, with the whole menu (``before``: no budget) and the budgeted one (``after``:
@@ -66,7 +66,8 @@ def catalogs(data: Path, mcp: Path) -> dict[str, ToolRegistry]:
     """Every catalog measured, by name."""
     out = {c: load_registry(data, c)[0] for c in DEV if (data / c).is_dir() or c == "bfcl_small"}
     out |= {c: load_registry(mcp, c)[0] for c in MCP}
-    out["mcp300 x3 (300 servers)"] = copies(out["mcp300"], 3)
+    big = copies(out["mcp300"], 3)
+    out[f"mcp300 x3 ({len(big.bundles())} servers)"] = big
     return out
 
 

@@ -21,6 +21,7 @@ sys.path.insert(0, str(BENCH))
 import corpora  # noqa: E402
 import mcp_corpus  # noqa: E402
 import mcp_queries  # noqa: E402
+import mcp_servers  # noqa: E402
 
 from tooltray.tools.importers.catalog import read_catalog  # noqa: E402
 
@@ -60,7 +61,25 @@ def test_catalogs_nest_and_grow() -> None:
         set(json.loads((CORPUS / c / "meta.json").read_text("utf-8"))["servers"]) for c in SIZES
     ]
     assert servers[0] < servers[1] < servers[2]
-    assert len(servers[0]) == 20 and len(servers[1]) == 70
+    assert len(servers[0]) == 20 and len(servers[1]) == 70 and len(servers[2]) >= 300
+
+
+def test_servers_dumped_later_join_the_largest_catalog_only() -> None:
+    """mcp20 and mcp70 are drawn from the first build's servers (``"wave": 1``), so dumping more
+    servers leaves them as measured; the committed catalogs are what the script chooses."""
+    servers = mcp_corpus.load_servers()
+    tasks = _jsonl(mcp_corpus.TASKS)
+    first = {e["name"] for e in mcp_servers.read_registry() if e.get("wave") == 1}
+    assert len(first) == 100 and first <= set(servers)
+    only_first = {n: r for n, r in servers.items() if n in first}
+    for corpus, size in mcp_corpus.SIZES.items():
+        chosen = mcp_corpus.choose_servers(tasks, servers, size)
+        meta = json.loads((CORPUS / corpus / "meta.json").read_text("utf-8"))
+        assert chosen == list(meta["servers"])
+        if size <= 70:
+            assert chosen == mcp_corpus.choose_servers(tasks, only_first, size)
+        else:
+            assert set(chosen) - first and first <= set(chosen)
 
 
 def test_multi_server_sessions_and_unnamed_generic_servers() -> None:
@@ -84,7 +103,7 @@ def test_multi_server_sessions_and_unnamed_generic_servers() -> None:
 
 def test_dumped_servers_list_real_tools() -> None:
     servers = mcp_corpus.load_servers()
-    assert len(servers) >= 70
+    assert len(servers) >= 300
     for record in servers.values():
         assert record["tools"] and all(t["name"] for t in record["tools"])
         assert record["provenance"] and record["source"]
