@@ -11,11 +11,13 @@ frontier models write when given a search tool (issue 35), one search per needed
 - ``guessed_name``: a snake_case name the model guesses, ``<verb>_<word>_<word>``
   (``get_stock_price``).
 
-The words come from the request only, never from the tool's name or description: of the request's
+The words come from the request only, never from the tool's name or description: of the task's
 sentences, the one sharing most words with the needed tool's text is the model's statement of that
 need, and its words are ranked by that overlap first (a model names the thing it looks for). A
 need the request leaves implicit (save to a file, read a page, run a command) has the intent
-sentence a model writes for it (``write text to a file``).
+sentence a model writes for it (``write text to a file``), and the sentence the corpus added to
+state it (``First read https://...``) is no other need's statement: a need's sentence comes from
+the task's own text (the turn's ``task``), not from that added one.
 """
 
 from __future__ import annotations
@@ -99,7 +101,8 @@ def searches_for(
     for (server, tool), name, intent in zip(turn["needs"], names, turn["intents"], strict=True):
         spec = next(t for t in servers[server]["tools"] if t["name"] == tool)
         tool_text = f"{tool} {spec.get('description') or ''}"
-        for shape, query in shapes(turn["query"], server, tool_text, intent).items():
+        text = turn.get("task") or turn["query"]
+        for shape, query in shapes(text, server, tool_text, intent).items():
             row = {"id": f"{turn_id}:{name}:{shape}", "turn": turn_id, "tool": name}
             rows.append({**row, "shape": shape, "query": query})
     return rows
