@@ -53,6 +53,7 @@ from tooltray.memory.tuning import (
     GROW_K,
     GROW_RATIO,
     GROW_SUPPORT,
+    LOADED_K,
     MAX_MESSAGES,
     NOW_OWN_MIN,
     NOW_VOTE_MIN,
@@ -519,12 +520,24 @@ class IndexSelector:
         line's bundles ranked alone, a guessed name's real tool first."""
         ask = self._asks().read(query)
         vector = self._vector(ask.text) if dense else None
+        return self._fresh(ask, exclude, vector) or self._loaded(ask, exclude, vector)
+
+    def _fresh(self, ask: Ask, exclude: Collection[str], vector: Any) -> list[Candidate]:
+        """The answer among the tools not in ``exclude``."""
         within = self._within(ask, exclude, vector) if ask.bundles else []
         if within:
             return within
         named = [Candidate(n, "manual", 99.0) for n in ask.named if n not in exclude]
         found = self._answer(ask.text, exclude, vector)
         return named[:SEARCH_K] + [c for c in found if c.name not in ask.named]
+
+    def _loaded(self, ask: Ask, exclude: Collection[str], vector: Any) -> list[Candidate]:
+        """When no tool outside ``exclude`` matches, the best ``LOADED_K`` matches in it: the
+        model asked for tools it has (a catalog shown whole has every tool loaded), and
+        ``load_tools`` answers that they are loaded, not that nothing matched."""
+        if not exclude:
+            return []
+        return [c for c in self._fresh(ask, (), vector) if c.name in exclude][:LOADED_K]
 
     def _asks(self) -> Asks:
         """The catalog's query reader, made on the first query (names and bundles are fixed
