@@ -17,7 +17,9 @@ need, and its words are ranked by that overlap first (a model names the thing it
 need the request leaves implicit (save to a file, read a page, run a command) has the intent
 sentence a model writes for it (``write text to a file``), and the sentence the corpus added to
 state it (``First read https://...``) is no other need's statement: a need's sentence comes from
-the task's own text (the turn's ``task``), not from that added one.
+the task's own text (the turn's ``task``), not from that added one. When sentences share as many
+words with the tool (often none: a description in Chinese), the one with most content words is
+the statement, not the first (which was often a greeting, ``Hi!``, and an empty keyword query).
 """
 
 from __future__ import annotations
@@ -55,7 +57,9 @@ def sentences(text: str) -> list[str]:
 
 
 def _need_sentence(text: str, tool_words: set[str]) -> str:
-    return max(sentences(text), key=lambda s: len(set(words(s)) & tool_words))
+    """The sentence sharing most words with the tool; of equals, the one saying most (a model
+    restating a need does not restate ``Hi!``)."""
+    return max(sentences(text), key=lambda s: (len(set(words(s)) & tool_words), len(set(words(s)))))
 
 
 def _keywords(sentence: str, tool_words: set[str], k: int = 5) -> list[str]:
