@@ -62,6 +62,8 @@ from tooltray.memory.tuning import (
     SERVER_K,
     TASK_FLOOR,
     TASK_RATIO,
+    TIE_K,
+    TIE_SHARE,
     VOTE_MIN,
 )
 from tooltray.tools.errors import EmbedderError, TooltrayError
@@ -490,7 +492,21 @@ class IndexSelector:
             pull=not exclude,
             siblings=SEARCH_K,
         )
-        return _candidates(hits)
+        return _candidates(hits + self._ties(query, exclude, vector, hits))
+
+    def _ties(
+        self, query: str, exclude: Collection[str], vector: Any, hits: list[Hit]
+    ) -> list[Hit]:
+        """Up to ``TIE_K`` tools past a full answer's ``SEARCH_K`` places that score within
+        ``TIE_SHARE`` of its best: near ties are a guess between look-alikes (``convert_speed``,
+        ``convert_pressure``), and a wrong guess costs the model another search."""
+        best = max((h.score for h in hits), default=0.0)
+        if len(hits) < SEARCH_K or best <= 0:
+            return []
+        k = SEARCH_K + TIE_K
+        more = self.index.picks(query, k, query_vector=vector, exclude=exclude, pull=False)
+        have, bar = {h.name for h in hits}, TIE_SHARE * best
+        return [h for h in more if h.name not in have and h.score >= bar][:TIE_K]
 
     def search(self, query: str, exclude: Collection[str] = ()) -> list[Candidate]:
         """The best matches for a ``load_tools`` query, none of ``exclude`` (the loaded tools).
