@@ -77,7 +77,8 @@ def analyse(trinket: Any, registry: Any, row: dict[str, Any]) -> dict[str, Any]:
         "server_ok": bundle in ask.bundles, "cjk": is_cjk(spec.description or ""),
         "shared": bool(set(terms(row["query"])) & set(terms(doc_text(spec)))),
         "rank": rank(scored.fused, i), "lexical_rank": rank(scored.lexical_z, i),
-        "dense_rank": rank(scored.dense_z, i),
+        "dense_rank": rank(scored.dense_z, i), "score": round(float(scored.fused[i]), 3),
+        "top": round(float(np.max(scored.fused)), 3),
     }  # fmt: skip
 
 
@@ -96,6 +97,7 @@ def breakdown(rows: list[dict[str, Any]]) -> dict[str, Any]:
     shares = {s: round(sum(h) / len(h), 3) for s, h in sorted(by_shape.items())}
     every = [r["hit"] for r in rows]
     shares["all"] = round(sum(every) / max(1, len(every)), 3)
+    shares["answer_size"] = round(sum(len(r["answer"]) for r in rows) / max(1, len(rows)), 2)
     return {"searches": len(rows), "shares": shares, "misses": len(every) - sum(every),
             "causes": {k: dict(v.most_common()) for k, v in causes.items()},
             "better_retriever_of_misses": dict(better)}  # fmt: skip
