@@ -7,6 +7,7 @@ Real embedder, real SQLite store.
 
 from __future__ import annotations
 
+from tooltray.memory.core.trinket import ToolLoaderTrinket
 from tooltray.memory.metatools.meta_tools import LOAD_TOOLS
 from tooltray.tools.registry import ToolRegistry
 from tooltray.tools.spec import ToolSpec
@@ -21,7 +22,7 @@ TOOLS = [
 ]
 
 
-def _whole(make_trinket: MakeTrinket) -> tuple[object, str]:
+def _whole(make_trinket: MakeTrinket) -> tuple[ToolLoaderTrinket, str]:
     trinket = make_trinket(reg=ToolRegistry(TOOLS))
     trinket.prepare("s", [user("What is the weather in Oslo?")])
     assert set(trinket.loaded("s")) >= {t.name for t in TOOLS}  # shown whole
@@ -30,14 +31,14 @@ def _whole(make_trinket: MakeTrinket) -> tuple[object, str]:
 
 def test_a_loaded_tools_name_answers_already_loaded(make_trinket: MakeTrinket) -> None:
     trinket, sid = _whole(make_trinket)
-    answer = trinket.handle_meta(sid, LOAD_TOOLS, {"query": "getWeather"})  # type: ignore[attr-defined]
+    answer = trinket.handle_meta(sid, LOAD_TOOLS, {"query": "getWeather"})
     assert "Already loaded: getWeather" in answer
     assert "Nothing matched" not in answer
 
 
 def test_a_query_only_loaded_tools_match_names_them(make_trinket: MakeTrinket) -> None:
     trinket, sid = _whole(make_trinket)
-    answer = trinket.handle_meta(sid, LOAD_TOOLS, {"query": "send an email"})  # type: ignore[attr-defined]
+    answer = trinket.handle_meta(sid, LOAD_TOOLS, {"query": "send an email"})
     assert answer.startswith("Already loaded: sendEmail")
     assert "Loaded:" not in answer
 
