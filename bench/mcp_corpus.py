@@ -232,7 +232,7 @@ def conversation(task: dict[str, Any]) -> list[dict[str, Any]]:
         query = spec["text"].format(task=query, site=_pick(task["id"], SITES), slug=slug,
                                     cmd=_pick(task["id"] + "cmd", COMMANDS))  # fmt: skip
         needs, intents = [spec["need"], *needs], [spec["intent"], *intents]
-    turns = [{"query": query, "needs": needs, "intents": intents}]
+    turns = [{"query": query, "task": task["query"], "needs": needs, "intents": intents}]
     if kind == "save":
         text = IMPLICIT["save"]["turn"].format(file=f"answers/{task['id'].lower()}.md")
         turns.append({"query": text, "needs": [IMPLICIT["save"]["need"]],

@@ -11,11 +11,15 @@ frontier models write when given a search tool (issue 35), one search per needed
 - ``guessed_name``: a snake_case name the model guesses, ``<verb>_<word>_<word>``
   (``get_stock_price``).
 
-The words come from the request only, never from the tool's name or description: of the request's
+The words come from the request only, never from the tool's name or description: of the task's
 sentences, the one sharing most words with the needed tool's text is the model's statement of that
 need, and its words are ranked by that overlap first (a model names the thing it looks for). A
 need the request leaves implicit (save to a file, read a page, run a command) has the intent
-sentence a model writes for it (``write text to a file``).
+sentence a model writes for it (``write text to a file``), and the sentence the corpus added to
+state it (``First read https://...``) is no other need's statement: a need's sentence comes from
+the task's own text (the turn's ``task``), not from that added one. When sentences share as many
+words with the tool (often none: a description in Chinese), the one with most content words is
+the statement, not the first (which was often a greeting, ``Hi!``, and an empty keyword query).
 """
 
 from __future__ import annotations
@@ -53,7 +57,9 @@ def sentences(text: str) -> list[str]:
 
 
 def _need_sentence(text: str, tool_words: set[str]) -> str:
-    return max(sentences(text), key=lambda s: len(set(words(s)) & tool_words))
+    """The sentence sharing most words with the tool; of equals, the one saying most (a model
+    restating a need does not restate ``Hi!``)."""
+    return max(sentences(text), key=lambda s: (len(set(words(s)) & tool_words), len(set(words(s)))))
 
 
 def _keywords(sentence: str, tool_words: set[str], k: int = 5) -> list[str]:
@@ -99,7 +105,8 @@ def searches_for(
     for (server, tool), name, intent in zip(turn["needs"], names, turn["intents"], strict=True):
         spec = next(t for t in servers[server]["tools"] if t["name"] == tool)
         tool_text = f"{tool} {spec.get('description') or ''}"
-        for shape, query in shapes(turn["query"], server, tool_text, intent).items():
+        text = turn.get("task") or turn["query"]
+        for shape, query in shapes(text, server, tool_text, intent).items():
             row = {"id": f"{turn_id}:{name}:{shape}", "turn": turn_id, "tool": name}
             rows.append({**row, "shape": shape, "query": query})
     return rows

@@ -69,6 +69,11 @@ MIN_PICKS = 3
 SEARCH_K = 5
 #: a load_tools answer's size when its query names the server (``server: ...``) (session)
 SERVER_K = 8
+#: a full load_tools answer takes up to TIE_K more tools scoring at least TIE_SHARE of its best
+TIE_K = 3
+TIE_SHARE = 0.85
+#: at most this many loaded tools named when a load_tools query matches only loaded ones
+LOADED_K = 3
 
 # ----- the conversation (every user message scored apart) ---------------------------------------
 #: an earlier message's weight per task message after it: apibank follow-ups vs bfcl (session)

@@ -46,6 +46,8 @@ from tooltray.tools.spec import ToolSpec
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _SEPARATORS = re.compile(r"[_.\-/\s]+")
 _WORD = re.compile(r"[A-Za-z0-9]+")
+#: runs of CJK characters (kana, CJK ideographs and compatibility ideographs, hangul)
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+(?=\S)|\n+")
 
 
@@ -69,10 +71,21 @@ def terms(text: str) -> list[str]:
 
     English clitics go first (``it's``, ``user's``, ``don't``): a lone ``s`` or ``t`` term
     matched the one description with a possessive and outscored the words that mattered.
+    CJK text adds its :func:`cjk_terms`.
     """
     out: list[str] = []
     for word in _WORD.findall(CLITIC.sub("", text)):
         out += [fold(w) for w in tokenize_identifier(word) if w not in STOPWORDS]
+    return out + cjk_terms(text)
+
+
+def cjk_terms(text: str) -> list[str]:
+    """Character bigrams of each CJK run (a lone character as itself): CJK puts no space between
+    words, so a run was one term no query repeated (or, before, none at all); overlapping
+    bigrams match a Chinese query's words to a description's without a segmenter."""
+    out: list[str] = []
+    for run in _CJK.findall(text):
+        out += [run[i : i + 2] for i in range(max(1, len(run) - 1))]
     return out
 
 

@@ -53,6 +53,7 @@ from tooltray.memory.tuning import (
     GROW_K,
     GROW_RATIO,
     GROW_SUPPORT,
+    LOADED_K,
     MAX_MESSAGES,
     NOW_OWN_MIN,
     NOW_VOTE_MIN,
@@ -61,6 +62,8 @@ from tooltray.memory.tuning import (
     SERVER_K,
     TASK_FLOOR,
     TASK_RATIO,
+    TIE_K,
+    TIE_SHARE,
     VOTE_MIN,
 )
 from tooltray.tools.errors import EmbedderError, TooltrayError
@@ -487,7 +490,21 @@ class IndexSelector:
             pull=not exclude,
             siblings=SEARCH_K,
         )
-        return _candidates(hits)
+        return _candidates(hits + self._ties(query, exclude, vector, hits))
+
+    def _ties(
+        self, query: str, exclude: Collection[str], vector: Any, hits: list[Hit]
+    ) -> list[Hit]:
+        """Up to ``TIE_K`` tools past a full answer's ``SEARCH_K`` places that score within
+        ``TIE_SHARE`` of its best: near ties are a guess between look-alikes (``convert_speed``,
+        ``convert_pressure``), and a wrong guess costs the model another search."""
+        best = max((h.score for h in hits), default=0.0)
+        if len(hits) < SEARCH_K or best <= 0:
+            return []
+        k = SEARCH_K + TIE_K
+        more = self.index.picks(query, k, query_vector=vector, exclude=exclude, pull=False)
+        have, bar = {h.name for h in hits}, TIE_SHARE * best
+        return [h for h in more if h.name not in have and h.score >= bar][:TIE_K]
 
     def search(self, query: str, exclude: Collection[str] = ()) -> list[Candidate]:
         """The best matches for a ``load_tools`` query, none of ``exclude`` (the loaded tools).
@@ -517,6 +534,10 @@ class IndexSelector:
         line's bundles ranked alone, a guessed name's real tool first."""
         ask = self._reader.read(query)
         vector = self._vector(ask.text) if dense else None
+        return self._fresh(ask, exclude, vector) or self._loaded(ask, exclude, vector)
+
+    def _fresh(self, ask: Ask, exclude: Collection[str], vector: Any) -> list[Candidate]:
+        """The answer among the tools not in ``exclude``."""
         within = self._within(ask, exclude, vector) if ask.bundles else []
         if within:
             return within
@@ -525,6 +546,14 @@ class IndexSelector:
             return found
         named = [Candidate(n, "manual", 99.0) for n in ask.named if n not in exclude]
         return named[:SEARCH_K] + [c for c in found if c.name not in ask.named]
+
+    def _loaded(self, ask: Ask, exclude: Collection[str], vector: Any) -> list[Candidate]:
+        """When no tool outside ``exclude`` matches, the best ``LOADED_K`` matches in it: the
+        model asked for tools it has (a catalog shown whole has every tool loaded), and
+        ``load_tools`` answers that they are loaded, not that nothing matched."""
+        if not exclude:
+            return []
+        return [c for c in self._fresh(ask, (), vector) if c.name in exclude][:LOADED_K]
 
     def _within(self, ask: Ask, exclude: Collection[str], vector: Any) -> list[Candidate]:
         """The best ``SERVER_K`` tools of the bundles a server line names, none of ``exclude``:

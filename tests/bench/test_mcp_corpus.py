@@ -119,3 +119,20 @@ def test_query_shapes_come_from_the_request() -> None:
     assert out["server_tool"].startswith("server: amap maps\ntool: ")
     assert "regeocode" not in out["keywords"] and "longitude" in out["keywords"]
     assert out["guessed_name"].count("_") >= 1
+
+
+def test_a_need_sentence_is_the_tasks_own_and_says_something() -> None:
+    text = "Hi! Which city is at the longitude and latitude (104.07, 30.66)?"
+    task = {"id": "verse_Q1", "query": text, "needs": [["amap-maps", "maps_regeocode"]]}
+    turn = mcp_corpus.conversation(task)[0]  # verse_Q1 draws the fetch preamble
+    regeocode = {"name": "maps_regeocode", "description": "将坐标转换为地址"}
+    servers = {"amap-maps": {"tools": [regeocode]},
+               "fetch": {"tools": [{"name": "fetch", "description": "Fetch a URL."}]}}  # fmt: skip
+    names = [f"{s}_{t}" for s, t in turn["needs"]]
+    rows = mcp_queries.searches_for("t", turn, names, servers)
+    sentence = next(
+        r["query"] for r in rows if r["tool"].startswith("amap") and r["shape"] == "sentence"
+    )
+    assert turn["query"].startswith("First read")
+    assert sentence.startswith("Which city")
+    assert all(r["query"].strip() for r in rows)

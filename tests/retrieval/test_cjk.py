@@ -1,0 +1,48 @@
+"""Chinese queries over a server whose descriptions are Chinese (amap-maps, as its MCP server
+lists them: ``bench/data/mcp/servers``), beside English servers, by the lexical half alone."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tooltray.memory.config import Settings
+from tooltray.memory.retrieval.scoring import cjk_terms, terms
+from tooltray.memory.retrieval.selector import lexical_selector
+from tooltray.tools.spec import ToolSpec
+
+SERVERS = Path(__file__).resolve().parents[2] / "bench" / "data" / "mcp" / "servers"
+
+
+def catalog() -> list[ToolSpec]:
+    specs = []
+    for server in ("amap-maps", "git", "time", "filesystem", "fetch"):
+        for tool in json.loads((SERVERS / f"{server}.json").read_text("utf-8"))["tools"]:
+            schema = tool.get("inputSchema") or {"type": "object"}
+            text = tool.get("description") or ""
+            specs.append(
+                ToolSpec(name=tool["name"], description=text, parameters=schema, bundle=server)
+            )
+    return specs
+
+
+def test_cjk_runs_become_bigrams_and_other_text_is_untouched() -> None:
+    assert cjk_terms("查询天气") == ["查询", "询天", "天气"]
+    assert cjk_terms("路") == ["路"]
+    assert terms("Read the files in src/") == ["read", "file", "src"]
+
+
+@pytest.mark.parametrize(
+    ("query", "tool"),
+    [
+        ("查询北京明天的天气", "maps_weather"),
+        ("这个IP地址在哪里定位", "maps_ip_location"),
+        ("规划从天安门到故宫的步行路线", "maps_direction_walking"),
+    ],
+)
+def test_a_chinese_query_finds_the_chinese_described_tool(query: str, tool: str) -> None:
+    selector = lexical_selector(catalog(), Settings(db="sqlite://"))
+    answer = [c.name for c in selector.lexical(query)]
+    assert answer[:2].count(tool) == 1, answer
