@@ -7,10 +7,8 @@ the gateway registers them.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
+from mcp_catalog import servers_catalog
 
 from tooltray.memory.config import Settings
 from tooltray.memory.retrieval.asks import read_ask
@@ -18,19 +16,9 @@ from tooltray.memory.retrieval.selector import lexical_selector
 from tooltray.memory.tuning import SERVER_K
 from tooltray.tools.spec import ToolSpec
 
-SERVERS = Path(__file__).resolve().parents[2] / "bench" / "data" / "mcp" / "servers"
-
 
 def catalog() -> list[ToolSpec]:
-    specs = []
-    for server in ("git", "time", "filesystem", "fetch"):
-        for tool in json.loads((SERVERS / f"{server}.json").read_text("utf-8"))["tools"]:
-            schema = tool.get("inputSchema") or {"type": "object"}
-            text = tool.get("description") or ""
-            specs.append(
-                ToolSpec(name=tool["name"], description=text, parameters=schema, bundle=server)
-            )
-    return specs
+    return servers_catalog("git", "time", "filesystem", "fetch")
 
 
 SPECS = catalog()

@@ -3,29 +3,17 @@ lists them: ``bench/data/mcp/servers``), beside English servers, by the lexical 
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
+from mcp_catalog import servers_catalog
 
 from tooltray.memory.config import Settings
 from tooltray.memory.retrieval.scoring import cjk_terms, terms
 from tooltray.memory.retrieval.selector import lexical_selector
 from tooltray.tools.spec import ToolSpec
 
-SERVERS = Path(__file__).resolve().parents[2] / "bench" / "data" / "mcp" / "servers"
-
 
 def catalog() -> list[ToolSpec]:
-    specs = []
-    for server in ("amap-maps", "git", "time", "filesystem", "fetch"):
-        for tool in json.loads((SERVERS / f"{server}.json").read_text("utf-8"))["tools"]:
-            schema = tool.get("inputSchema") or {"type": "object"}
-            text = tool.get("description") or ""
-            specs.append(
-                ToolSpec(name=tool["name"], description=text, parameters=schema, bundle=server)
-            )
-    return specs
+    return servers_catalog("amap-maps", "git", "time", "filesystem", "fetch")
 
 
 def test_cjk_runs_become_bigrams_and_other_text_is_untouched() -> None:
