@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tooltray.tools.spec import ToolSpec
 
-SERVERS = Path(__file__).resolve().parents[2] / "bench" / "data" / "mcp" / "servers"
+SERVERS = Path(__file__).resolve().parents[1] / "bench" / "data" / "mcp" / "servers"
 
 
 def servers_catalog(*servers: str) -> list[ToolSpec]:
