@@ -260,12 +260,19 @@ Priced = tuple[Candidate, int, float, bool]
 
 def priced(picks: Sequence[Candidate], tokens: Mapping[str, int], profile: Profile) -> list[Priced]:
     """Each pick best first, with its tokens, its chance of being needed (its score against the
-    best one) and whether that chance pays for holding it (:func:`held_picks`)."""
+    best one, or its ``chance`` when larger) and whether that chance pays for holding it
+    (:func:`held_picks`)."""
     ranked = sorted(picks, key=lambda c: -(c.score or 0.0))
     top = ranked[0].score or 0.0 if ranked else 0.0
-    rows = [(tokens.get(c.name, 0), needed(c.score or 0.0, top)) for c in ranked]
+    rows = [(tokens.get(c.name, 0), chance(c, top)) for c in ranked]
     keep = held_picks(rows, profile, EXPECTED)
     return [(c, t, n, k) for c, (t, n), k in zip(ranked, rows, keep, strict=True)]
+
+
+def chance(pick: Candidate, top: float) -> float:
+    """A pick's chance of being needed: by its score against the ``top`` one, or the chance a
+    signal gave it apart from the message (a usage prior) when that is larger."""
+    return max(needed(pick.score or 0.0, top), pick.chance or 0.0)
 
 
 def opening(

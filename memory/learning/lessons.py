@@ -23,6 +23,7 @@ from numpy.typing import NDArray
 
 from tooltray.memory.config import Settings
 from tooltray.memory.embedders.base import dot_rows
+from tooltray.memory.learning.usage import Usage, usage_of
 from tooltray.memory.store.base import BaseStore
 from tooltray.memory.store.records import LearnedMate, Learning, PastRequest
 from tooltray.memory.tuning import (
@@ -82,6 +83,22 @@ class RequestMatrix:
             if code >= 0:
                 out.setdefault(code, []).append(tools)
         return list(out.values())
+
+    def sessions_used(self) -> dict[int, tuple[int, frozenset[str]]]:
+        """Per session code: its newest live row id and every tool its rows used."""
+        last: dict[int, int] = {}
+        used: dict[int, set[str]] = {}
+        live = slice(self._start, self._end)
+        codes, ids = self._sessions[live].tolist(), self._ids[live].tolist()
+        for code, row, tools in zip(codes, ids, self._tools[live], strict=True):
+            if code >= 0:
+                last[code] = row
+                used.setdefault(code, set()).update(tools)
+        return {code: (last[code], frozenset(tools)) for code, tools in used.items()}
+
+    def code_of(self, session: str | None) -> int | None:
+        """The small integer code of ``session``'s rows (``None``: no rows of it)."""
+        return self._codes.get(session) if session is not None else None
 
     def drop_below(self, oldest: int) -> None:
         """Forget rows whose id is below ``oldest`` (the store evicted them)."""
@@ -165,6 +182,7 @@ class StoreSignals:
         self._lock = threading.Lock()
         self._last: tuple[Any, NDArray[np.float32]] | None = None
         self._needs: tuple[int, _Needs] | None = None  # (rows version, what they spread)
+        self._used: tuple[int, dict[int, tuple[int, frozenset[str]]]] | None = None
 
     def companions(self, tools: Sequence[str]) -> dict[str, float]:
         """Learned companions of ``tools``: max over the given tools of P(mate | tool), shrunk."""
@@ -264,6 +282,22 @@ class StoreSignals:
                 self._needs = (version, _needs(self._rows.by_session()))
             needs = self._needs[1]
             return needs.first + growth_miss * needs.later, needs.sessions
+
+    def usage(self, session: str | None = None) -> Usage:
+        """Which tools past sessions (but ``session``) used, decayed like the votes; empty when
+        nothing can be read."""
+        try:
+            newest = self.refresh()
+        except Exception as exc:  # noqa: BLE001 - hints must never cost the turn
+            log.debug("tooltray: past sessions unavailable: %s", exc)
+            return Usage()
+        with self._lock:
+            version = self._rows.version
+            if self._used is None or self._used[0] != version:
+                self._used = (version, self._rows.sessions_used())
+            used, own = self._used[1], self._rows.code_of(session)
+        rows = [row for code, row in used.items() if code != own]
+        return usage_of(rows, newest, self.half_life)
 
     def refresh(self) -> int:
         """Load rows learned since the last call (any process); return the newest id stored."""

@@ -16,7 +16,17 @@ from datetime import datetime, timezone
 from typing import Any, Literal, TypedDict, cast
 
 Source = Literal[
-    "core", "pinned", "skill", "semantic", "lexical", "escape", "manual", "fallback", "all"
+    "core",
+    "pinned",
+    "skill",
+    "semantic",
+    "lexical",
+    "escape",
+    "manual",
+    "fallback",
+    "all",
+    "usage",
+    "implicit",
 ]
 EventKind = Literal[
     "loaded",

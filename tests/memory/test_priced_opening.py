@@ -13,6 +13,7 @@ from tooltray.memory.config import Settings
 from tooltray.memory.core.planner import Planner
 from tooltray.memory.core.policy import LATENCY, PRICE, Session, eager_wins, held_picks
 from tooltray.memory.core.session import SessionState
+from tooltray.memory.learning.usage import Usage
 from tooltray.memory.store.records import empty_snapshot
 from tooltray.memory.tuning import LATER_NEEDS
 from tooltray.tools.demo import demo_registry
@@ -152,6 +153,9 @@ class _Past:
 
     def session_needs(self, growth_miss: float) -> tuple[float, int]:
         return self.first + growth_miss * self.later, self.sessions
+
+    def usage(self, session: str | None = None) -> Usage:
+        return Usage()
 
 
 def test_history_moves_a_session_s_later_needs_from_the_prior() -> None:
