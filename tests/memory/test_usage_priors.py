@@ -193,8 +193,9 @@ def test_shares_wait_for_the_minimum_and_shrink_a_coincidence() -> None:
     assert ten.server_shares({WRITE: "filesystem", "fetch": "filesystem"}) == {
         "filesystem": pytest.approx(3 / 12)
     }
-    known = priors(ten, {}, {WRITE: "filesystem", "fetch": "fetch", "once": "x"})
-    assert list(known) == ["fetch", WRITE]  # "once": 7 of 10 but one tool -> counted below
+    known = priors(ten, {}, {WRITE: "filesystem", "fetch": "fetch", "other": "x"})
+    assert list(known) == ["fetch", WRITE]  # best first; "once" is no tool of the catalog
+    assert known[WRITE].sessions == 10 and known[WRITE].server_share == pytest.approx(3 / 12)
     assert priors(Usage((1.0,) * 10, (frozenset({"once"}),) + (frozenset(),) * 9), {}, {}) == {}
 
 
