@@ -200,10 +200,7 @@ def _priors(planner: Planner, state: SessionState) -> dict[str, str]:
     or the ``implicit`` setting."""
     from tooltray.memory.retrieval.selector import SessionSignals
 
-    priors = getattr(planner.selector(), "priors", None)
-    if priors is None:  # a selector of one's own
-        return {}
-    known = priors(SessionSignals(planner.signals, state.session_id))
+    known = planner.priors(SessionSignals(planner.signals, state.session_id))
     return {name: prior.why() for name, prior in known.items()}
 
 

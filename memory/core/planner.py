@@ -38,6 +38,7 @@ from tooltray.memory.core.policy import opening as open_picks
 from tooltray.memory.core.prompt import PromptView, bundle_menu, defers, text_block
 from tooltray.memory.core.session import MODE_ALL, MODE_SELECTED, SessionState
 from tooltray.memory.embedders.base import Progress
+from tooltray.memory.learning.usage import Prior, declared, priors, usual
 from tooltray.memory.metatools.meta_tools import shown_meta_specs
 from tooltray.memory.retrieval.scoring import Candidate
 from tooltray.memory.retrieval.selector import (
@@ -130,6 +131,9 @@ class Catalog:
     #: the allowed tools by exact name, in catalog order: one lookup for a list of names
     allowed: dict[str, ToolSpec] = field(default_factory=dict)
     profile: Profile = field(default_factory=lambda: profile_named("price"))
+    #: each allowed tool's bundle, and the chances the ``implicit`` setting declares
+    bundle_of: dict[str, str | None] = field(default_factory=dict)
+    implicit: dict[str, float] | None = None
 
     #: prefix views rendered for this catalog (see ``trinket._prefix``), a few hundred at most
     prefixes: dict[tuple[Any, ...], PromptView] = field(default_factory=dict)
@@ -430,7 +434,18 @@ class Planner:
     def _picks(self, users: Sequence[str], session: str) -> list[Candidate]:
         if not users:
             return []
-        return self.selector().boundary(users, SessionSignals(self.signals, session))
+        signals = SessionSignals(self.signals, session)
+        return usual(self.selector().boundary(users, signals), self.priors(signals))
+
+    def priors(self, signals: SelectionSignals) -> dict[str, Prior]:
+        """Each tool's usage prior or declared chance (:mod:`~tooltray.memory.learning.usage`):
+        a boundary candidate whatever the message says. A later turn's reveals do not ask: the
+        same chance did or did not pay at the boundary."""
+        cat = self.catalog()
+        if cat.implicit is None:
+            cat.bundle_of = {name: spec.bundle for name, spec in cat.allowed.items()}
+            cat.implicit = declared(self.settings.implicit, cat.bundle_of)
+        return priors(signals.usage(), cat.implicit, cat.bundle_of)
 
     def _skill_tools(self, users: Sequence[str]) -> list[str]:
         library = self.skills()

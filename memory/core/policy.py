@@ -264,15 +264,11 @@ def priced(picks: Sequence[Candidate], tokens: Mapping[str, int], profile: Profi
     (:func:`held_picks`)."""
     ranked = sorted(picks, key=lambda c: -(c.score or 0.0))
     top = ranked[0].score or 0.0 if ranked else 0.0
-    rows = [(tokens.get(c.name, 0), chance(c, top)) for c in ranked]
+    rows = [
+        (tokens.get(c.name, 0), max(needed(c.score or 0.0, top), c.chance or 0.0)) for c in ranked
+    ]
     keep = held_picks(rows, profile, EXPECTED)
     return [(c, t, n, k) for c, (t, n), k in zip(ranked, rows, keep, strict=True)]
-
-
-def chance(pick: Candidate, top: float) -> float:
-    """A pick's chance of being needed: by its score against the ``top`` one, or the chance a
-    signal gave it apart from the message (a usage prior) when that is larger."""
-    return max(needed(pick.score or 0.0, top), pick.chance or 0.0)
 
 
 def opening(

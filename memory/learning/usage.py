@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 from functools import cached_property
 from typing import Literal
 
+from tooltray.memory.retrieval.scoring import Candidate
 from tooltray.memory.tuning import (
     IMPLICIT_CHANCE,
     USAGE_MIN_CHANCE,
@@ -112,6 +113,16 @@ def priors(usage: Usage, declared: Mapping[str, float], bundle_of: BundleOf) -> 
         shared = servers.get(server) if server is not None else None
         out[name] = Prior(share, "usage", usage.sessions, server, shared)
     return dict(sorted(out.items(), key=lambda kv: (-kv[1].chance, kv[0])))
+
+
+def usual(picks: Sequence[Candidate], known: Mapping[str, Prior]) -> list[Candidate]:
+    """``picks`` with each one's prior as its chance, then the tools a prior alone proposes
+    (no score: the message did not pick them), priced by that chance."""
+    if not known:
+        return list(picks)
+    have = {c.name for c in picks}
+    out = [replace(c, chance=known[c.name].chance) if c.name in known else c for c in picks]
+    return out + [Candidate(n, p.source, None, p.chance) for n, p in known.items() if n not in have]
 
 
 # ----- the ``implicit`` setting ----------------------------------------------------------------

@@ -16,7 +16,7 @@ know (it exposes every tool and records the outage); ``lexical`` answers ``load_
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -31,7 +31,7 @@ from tooltray.memory.embedders import (
     default_embedder,
 )
 from tooltray.memory.embedders.filecache import shared
-from tooltray.memory.learning.usage import Prior, Usage, declared, priors
+from tooltray.memory.learning.usage import Usage
 from tooltray.memory.retrieval import Hit, Query, ToolIndex, doc_text
 from tooltray.memory.retrieval.asks import Ask, Asks
 from tooltray.memory.retrieval.index import Bundles, choose, mates
@@ -463,7 +463,6 @@ class IndexSelector:
         self.memo: dict[str, Any] = {}
         self._messages: dict[str, Part] = {}
         self._reader: Asks | None = None
-        self._implicit: dict[str, float] | None = None
 
     def _revive(self) -> bool:
         """Give the index its document vectors back; False for a lexical-only index."""
@@ -662,21 +661,20 @@ class IndexSelector:
         message's sentences and the earlier task messages each keep their best tools), then the
         learned past-request votes and companions of strong picks, then bundle-mates.
         """
-        k, idx = self.settings.max_tools, self.index
         if not said(users):
-            return self._usual(signals, None, [])[:k]
+            return []
         messages, current, text, votes, _ = self._conversation(users, signals)
         final = combine(messages)  # votes join below: raising the top would raise the bar
+        k, idx = self.settings.max_tools, self.index
         rows = [current.sentences, earlier_tasks(messages)]
         main, chosen = choose(final, rows, idx.ties, text, k)
         if not main or k < 1:
-            return self._usual(signals, final, [])[:k]
+            return []
         top = float(final[main[0]])
         chosen += [i for i in voted(votes) if i not in chosen][: max(k - len(chosen), 0)]
         out = self._scored(chosen, final)
         strong = [idx.names[i] for i in chosen if final[i] >= COMPANION_FROM * top]
         out += self._companions(signals, strong, top, {c.name for c in out})[: k - len(out)]
-        out = self._usual(signals, final, out)[:k]
         taken = {c.name for c in out}
         pulled = [i for i in mates(chosen, final, idx.bundles) if idx.names[i] not in taken]
         return out + self._scored(pulled, final)[: k - len(out)]
@@ -710,31 +708,6 @@ class IndexSelector:
         top = max((c.score or 0.0 for c in out), default=0.0)
         taken = set(loaded) | {c.name for c in out}
         return out + self._companions(signals, [c.name for c in out], top, taken)
-
-    def priors(self, signals: SelectionSignals) -> dict[str, Prior]:
-        """Each tool's usage prior (past sessions' share) or declared chance (``implicit``)
-        that makes it a candidate whatever the message says, best first."""
-        of = dict(zip(self.index.names, self.index.bundles.of, strict=True))
-        if self._implicit is None:
-            self._implicit = declared(self.settings.implicit, of)
-        return priors(signals.usage(), self._implicit, of)
-
-    def _usual(
-        self, signals: SelectionSignals, final: Row | None, out: list[Candidate]
-    ) -> list[Candidate]:
-        """``out`` with each pick's prior as its chance, then the tools a prior alone makes
-        candidates (priced by that chance, whatever their score)."""
-        known = self.priors(signals)
-        if not known:
-            return out
-        lifted = [replace(c, chance=known[c.name].chance) if c.name in known else c for c in out]
-        have, at = {c.name for c in out}, self.index.position
-        extra = [
-            Candidate(n, p.source, None if final is None else float(final[at[n]]), p.chance)
-            for n, p in known.items()
-            if n not in have
-        ]
-        return lifted + extra
 
     def _scored(self, ids: Sequence[int], final: Row) -> list[Candidate]:
         """The tools at catalog positions ``ids`` with their conversation scores."""
