@@ -435,7 +435,8 @@ class Planner:
         if not users:
             return []
         signals = SessionSignals(self.signals, session)
-        return usual(self.selector().boundary(users, signals), self.priors(signals))
+        picks = self.selector().boundary(users, signals)
+        return usual(picks, self.priors(signals), self.catalog().bundle_of)
 
     def priors(self, signals: SelectionSignals) -> dict[str, Prior]:
         """Each tool's usage prior or declared chance (:mod:`~tooltray.memory.learning.usage`):
