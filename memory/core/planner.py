@@ -435,8 +435,7 @@ class Planner:
         if not users:
             return []
         signals = SessionSignals(self.signals, session)
-        picks = self.selector().boundary(users, signals)
-        return usual(picks, self.priors(signals), self.catalog().bundle_of)
+        return usual(self.selector().boundary(users, signals), self.priors(signals))
 
     def priors(self, signals: SelectionSignals) -> dict[str, Prior]:
         """Each tool's usage prior or declared chance (:mod:`~tooltray.memory.learning.usage`):

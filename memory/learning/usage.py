@@ -115,26 +115,14 @@ def priors(usage: Usage, declared: Mapping[str, float], bundle_of: BundleOf) -> 
     return dict(sorted(out.items(), key=lambda kv: (-kv[1].chance, kv[0])))
 
 
-def usual(
-    picks: Sequence[Candidate], known: Mapping[str, Prior], bundle_of: BundleOf
-) -> list[Candidate]:
+def usual(picks: Sequence[Candidate], known: Mapping[str, Prior]) -> list[Candidate]:
     """``picks`` with each one's prior as its chance, then the tools a prior alone proposes
-    (no score: the message did not pick them), priced by that chance.
-
-    A prior proposes only tools of servers none of the picks comes from: where the message
-    picks a server, its own scores choose among that server's tools, and a tool of it the
-    message needs is mostly picked already (dev corpora: held by the prior, it cost 10% more
-    for no first-pass; bench/README.md "Implicit tools")."""
+    (no score: the message did not pick them), priced by that chance."""
     if not known:
         return list(picks)
     have = {c.name for c in picks}
-    named = {bundle_of.get(c.name) for c in picks} - {None}
     out = [replace(c, chance=known[c.name].chance) if c.name in known else c for c in picks]
-    return out + [
-        Candidate(n, p.source, None, p.chance)
-        for n, p in known.items()
-        if n not in have and bundle_of.get(n) not in named
-    ]
+    return out + [Candidate(n, p.source, None, p.chance) for n, p in known.items() if n not in have]
 
 
 # ----- the ``implicit`` setting ----------------------------------------------------------------

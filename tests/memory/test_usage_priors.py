@@ -13,20 +13,15 @@ from click.testing import CliRunner
 
 from tooltray.memory.cli.main import cli
 from tooltray.memory.config import Settings
-from tooltray.memory.core.policy import LATENCY
-from tooltray.memory.core.policy import opening as open_picks
 from tooltray.memory.core.trinket import ToolLoaderTrinket
 from tooltray.memory.learning.usage import (
-    Prior,
     Usage,
     check_implicit,
     declared,
     members,
     priors,
     usage_of,
-    usual,
 )
-from tooltray.memory.retrieval.scoring import Candidate
 from tooltray.memory.store import Store
 from tooltray.memory.tuning import IMPLICIT_CHANCE, USAGE_MIN_SESSIONS, USAGE_PSEUDO
 from tooltray.tools.demo import demo_registry
@@ -221,26 +216,3 @@ def test_declared_entries_name_tools_bundles_server_tool_and_patterns() -> None:
     assert chances["filesystem_read_file"] == pytest.approx(IMPLICIT_CHANCE / 3)
     with pytest.raises(ConfigError, match="closest: filesystem"):
         check_implicit(["bundle:filesystm"], specs())
-
-
-def test_a_prior_proposes_tools_of_servers_the_picks_do_not_come_from() -> None:
-    of = {WRITE: "filesystem", "fetch_fetch": "fetch", "weather_forecast": "weather"}
-    known = {
-        WRITE: Prior(0.3, "usage", 10),
-        "fetch_fetch": Prior(0.2, "usage", 10),
-        "weather_forecast": Prior(0.4, "usage", 10),
-    }
-    picks = [Candidate("weather_forecast", "semantic", 3.0), Candidate("fetch_x", "semantic", 1.0)]
-    out = usual(picks, known, {**of, "fetch_x": "fetch"})
-    assert [(c.name, c.source, c.chance) for c in out] == [
-        ("weather_forecast", "semantic", 0.4),  # the message's pick keeps its score and source
-        ("fetch_x", "semantic", None),
-        (WRITE, "usage", 0.3),  # fetch_fetch: the picks name its server already
-    ]
-    assert opening_held(out) >= {WRITE}
-
-
-def opening_held(picks: list[Candidate]) -> set[str]:
-    """What the priced opening holds of ``picks`` (latency profile, small tools)."""
-    held = open_picks(picks, {c.name: 100 for c in picks}, LATENCY, share=False).held
-    return {c.name for c in held}
