@@ -13,15 +13,20 @@ from click.testing import CliRunner
 
 from tooltray.memory.cli.main import cli
 from tooltray.memory.config import Settings
+from tooltray.memory.core.policy import LATENCY
+from tooltray.memory.core.policy import opening as open_picks
 from tooltray.memory.core.trinket import ToolLoaderTrinket
 from tooltray.memory.learning.usage import (
+    Prior,
     Usage,
     check_implicit,
     declared,
     members,
     priors,
     usage_of,
+    usual,
 )
+from tooltray.memory.retrieval.scoring import Candidate
 from tooltray.memory.store import Store
 from tooltray.memory.tuning import IMPLICIT_CHANCE, USAGE_MIN_SESSIONS, USAGE_PSEUDO
 from tooltray.tools.demo import demo_registry
@@ -216,3 +221,21 @@ def test_declared_entries_name_tools_bundles_server_tool_and_patterns() -> None:
     assert chances["filesystem_read_file"] == pytest.approx(IMPLICIT_CHANCE / 3)
     with pytest.raises(ConfigError, match="closest: filesystem"):
         check_implicit(["bundle:filesystm"], specs())
+
+
+def test_a_prior_is_a_chance_the_opening_prices() -> None:
+    """A pick the message made keeps its score and source and takes the prior as its chance; a
+    tool the prior alone proposes has no score; the opening holds each whose chance pays."""
+    known = {WRITE: Prior(0.3, "usage", 10), "weather_forecast": Prior(0.4, "usage", 10)}
+    picks = [Candidate("weather_forecast", "semantic", 3.0)]
+    out = usual(picks, known)
+    assert [(c.name, c.source, c.score, c.chance) for c in out] == [
+        ("weather_forecast", "semantic", 3.0, 0.4),
+        (WRITE, "usage", None, 0.3),
+    ]
+    sizes = {"weather_forecast": 100, WRITE: 100}
+    assert {c.name for c in open_picks(out, sizes, LATENCY, share=False).held} == set(sizes)
+    sizes[WRITE] = 5000  # 0.3 of an escape does not pay for holding 5,000 tokens
+    assert {c.name for c in open_picks(out, sizes, LATENCY, share=False).held} == {
+        "weather_forecast"
+    }
