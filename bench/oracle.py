@@ -49,6 +49,6 @@ class OracleSignals:
         """Not simulated."""
         return 0.0, 0
 
-    def usage(self, session: Any = None) -> Usage:
+    def usage(self, session: Any = None, explained: Any = None) -> Usage:
         """Not simulated (no usage priors)."""
         return Usage()

@@ -38,10 +38,11 @@ from tooltray.memory.core.policy import opening as open_picks
 from tooltray.memory.core.prompt import PromptView, bundle_menu, defers, text_block
 from tooltray.memory.core.session import MODE_ALL, MODE_SELECTED, SessionState
 from tooltray.memory.embedders.base import Progress
-from tooltray.memory.learning.usage import Prior, declared, priors, usual
+from tooltray.memory.learning.usage import Explained, Prior, declared, priors, usual
 from tooltray.memory.metatools.meta_tools import shown_meta_specs
 from tooltray.memory.retrieval.scoring import Candidate
 from tooltray.memory.retrieval.selector import (
+    IndexSelector,
     NoSignals,
     SelectionSignals,
     Selector,
@@ -134,6 +135,8 @@ class Catalog:
     #: each allowed tool's bundle, and the chances the ``implicit`` setting declares
     bundle_of: dict[str, str | None] = field(default_factory=dict)
     implicit: dict[str, float] | None = None
+    #: which tools a past request would have found itself (what usage priors leave uncounted)
+    explained: Explained | None = None
 
     #: prefix views rendered for this catalog (see ``trinket._prefix``), a few hundred at most
     prefixes: dict[tuple[Any, ...], PromptView] = field(default_factory=dict)
@@ -445,7 +448,21 @@ class Planner:
         if cat.implicit is None:
             cat.bundle_of = {name: spec.bundle for name, spec in cat.allowed.items()}
             cat.implicit = declared(self.settings.implicit, cat.bundle_of)
-        return priors(signals.usage(), cat.implicit, cat.bundle_of)
+        return priors(signals.usage(explained=self._explained()), cat.implicit, cat.bundle_of)
+
+    def _explained(self) -> Explained | None:
+        """The catalog's document vectors and ``max_tools`` as :class:`Explained`, kept while
+        the vectors are; ``None`` for a selector without them (its priors count every use)."""
+        cat, selector = self.catalog(), self.selector()
+        if not isinstance(selector, IndexSelector):
+            return None
+        index = selector.index
+        docs = index.doc_vectors if index.doc_vectors is not None else index.vectors
+        if docs is None:
+            return None
+        if cat.explained is None or cat.explained.vectors is not docs:
+            cat.explained = Explained(index.position, docs, self.settings.max_tools)
+        return cat.explained
 
     def _skill_tools(self, users: Sequence[str]) -> list[str]:
         library = self.skills()

@@ -16,11 +16,15 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from functools import cached_property
 from typing import Literal
 
+import numpy as np
+from numpy.typing import NDArray
+
+from tooltray.memory.embedders.base import dot_rows
 from tooltray.memory.retrieval.scoring import Candidate
 from tooltray.memory.tuning import (
     IMPLICIT_CHANCE,
@@ -77,6 +81,35 @@ def usage_of(
     return Usage(weights, tuple(tools for _, tools in sessions))
 
 
+@dataclass(frozen=True, eq=False)
+class Explained:
+    """Which tools a past request would have found itself: those among the ``top`` tools by
+    dense similarity of the request's vector to the catalog's document ``vectors`` (``top`` is
+    ``max_tools``, what a boundary may load). Its other used tools were misses: the only uses
+    a usage prior counts."""
+
+    position: Mapping[str, int]
+    vectors: NDArray[np.float32]
+    top: int
+
+    def missed(
+        self, requests: NDArray[np.float32], tools: Sequence[Sequence[str]]
+    ) -> list[frozenset[str]]:
+        """Per request (``(n, d)`` vectors), the used ``tools`` ranked below ``top`` for it (a
+        tool outside the catalog counts; every one counts when the dimensions differ)."""
+        n = len(self.vectors)
+        if requests.ndim != 2 or requests.shape[1] != self.vectors.shape[1] or self.top < 1:
+            return [frozenset(used) for used in tools]
+        if self.top >= n:
+            return [frozenset(t for t in used if t not in self.position) for used in tools]
+        sims = dot_rows(self.vectors, requests)
+        cut = np.partition(sims, n - self.top, axis=1)[:, n - self.top].tolist()
+        return [
+            frozenset(t for t in used if (i := self.position.get(t)) is None or row[i] < bar)
+            for row, bar, used in zip(sims.tolist(), cut, tools, strict=True)
+        ]
+
+
 @dataclass(frozen=True)
 class Prior:
     """A tool's chance of being needed by any session, and where it comes from."""
@@ -116,13 +149,14 @@ def priors(usage: Usage, declared: Mapping[str, float], bundle_of: BundleOf) -> 
 
 
 def usual(picks: Sequence[Candidate], known: Mapping[str, Prior]) -> list[Candidate]:
-    """``picks`` with each one's prior as its chance, then the tools a prior alone proposes
-    (no score: the message did not pick them), priced by that chance."""
-    if not known:
-        return list(picks)
+    """``picks`` as the message made them, then the tools a prior alone proposes (no score: the
+    message did not pick them), priced by that chance. A pick keeps its own chance: a prior is
+    the chance of a miss, which a tool the message picked is not."""
     have = {c.name for c in picks}
-    out = [replace(c, chance=known[c.name].chance) if c.name in known else c for c in picks]
-    return out + [Candidate(n, p.source, None, p.chance) for n, p in known.items() if n not in have]
+    return [
+        *picks,
+        *(Candidate(n, p.source, None, p.chance) for n, p in known.items() if n not in have),
+    ]
 
 
 # ----- the ``implicit`` setting ----------------------------------------------------------------

@@ -31,7 +31,7 @@ from tooltray.memory.embedders import (
     default_embedder,
 )
 from tooltray.memory.embedders.filecache import shared
-from tooltray.memory.learning.usage import Usage
+from tooltray.memory.learning.usage import Explained, Usage
 from tooltray.memory.retrieval import Hit, Query, ToolIndex, doc_text
 from tooltray.memory.retrieval.asks import Ask, Asks
 from tooltray.memory.retrieval.index import Bundles, choose, mates
@@ -101,9 +101,10 @@ class SelectionSignals(Protocol):
         tools their later turns added, and how many sessions that mean is over (0: none)."""
         ...
 
-    def usage(self, session: str | None = None) -> Usage:
-        """Which tools past sessions (but ``session``) used, whatever they said: the usage
-        priors' counts (:mod:`~tooltray.memory.learning.usage`)."""
+    def usage(self, session: str | None = None, explained: Explained | None = None) -> Usage:
+        """Which tools past sessions (but ``session``) used, whatever they said (given
+        ``explained``, only where their request missed them): the usage priors' counts
+        (:mod:`~tooltray.memory.learning.usage`)."""
         ...
 
 
@@ -127,7 +128,7 @@ class NoSignals:
         """No past session: a mean over none."""
         return 0.0, 0
 
-    def usage(self, session: str | None = None) -> Usage:
+    def usage(self, session: str | None = None, explained: Explained | None = None) -> Usage:
         """No past session."""
         return Usage()
 
@@ -177,10 +178,10 @@ class SessionSignals:
         """The inner sessions' needs (a session's own turns are a small share of them)."""
         return self.inner.session_needs(growth_miss)
 
-    def usage(self, session: str | None = None) -> Usage:
+    def usage(self, session: str | None = None, explained: Explained | None = None) -> Usage:
         """The other sessions' use (read once per selection)."""
         if not self.used:
-            self.used.append(self.inner.usage(session or self.session))
+            self.used.append(self.inner.usage(session or self.session, explained))
         return self.used[0]
 
 

@@ -58,7 +58,7 @@ class TableSignals:
         """No past session."""
         return 0.0, 0
 
-    def usage(self, session: str | None = None) -> Usage:
+    def usage(self, session: str | None = None, explained: object = None) -> Usage:
         """No past session."""
         return Usage()
 

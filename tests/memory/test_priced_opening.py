@@ -154,7 +154,7 @@ class _Past:
     def session_needs(self, growth_miss: float) -> tuple[float, int]:
         return self.first + growth_miss * self.later, self.sessions
 
-    def usage(self, session: str | None = None) -> Usage:
+    def usage(self, session: str | None = None, explained: object = None) -> Usage:
         return Usage()
 
 

@@ -8,6 +8,7 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -17,6 +18,7 @@ from tooltray.memory.core.policy import LATENCY
 from tooltray.memory.core.policy import opening as open_picks
 from tooltray.memory.core.trinket import ToolLoaderTrinket
 from tooltray.memory.learning.usage import (
+    Explained,
     Prior,
     Usage,
     check_implicit,
@@ -121,6 +123,14 @@ def past_sessions(trinket: ToolLoaderTrinket, first: int, last: int) -> None:
         finish_turn(sid, 1, [tool, WRITE])
 
 
+def named_sessions(trinket: ToolLoaderTrinket, count: int) -> None:
+    """Sessions whose message asks for the file it writes: their request finds the tool."""
+    for i in range(count):
+        sid = f"named-{i}"
+        trinket.prepare(sid, [user(f"Write the meeting notes into the file notes-{i}.txt.")])
+        finish_turn(sid, 1, [WRITE])
+
+
 def opening(trinket: ToolLoaderTrinket, sid: str) -> dict[str, str]:
     """What a new session's first prepare loads, with each tool's source."""
     trinket.prepare(sid, [user(NEW)])
@@ -187,6 +197,15 @@ def test_explain_says_which_prior_loaded_a_tool(
     assert rows[WRITE] == f"loads (declared implicit, chance {IMPLICIT_CHANCE:.2f})"
 
 
+def test_only_uses_the_message_did_not_find_count(trinket: ToolLoaderTrinket) -> None:
+    """A tool the sessions' own requests named gets no prior however often it was used; one
+    used where the request did not name it gets one."""
+    named_sessions(trinket, USAGE_MIN_SESSIONS + 1)
+    assert WRITE not in opening(trinket, "new-named")
+    past_sessions(trinket, 0, USAGE_MIN_SESSIONS + 1)
+    assert opening(trinket, "new-unnamed").get(WRITE) == "usage"
+
+
 # ----- the rules on their own ----------------------------------------------------------------
 
 
@@ -202,6 +221,18 @@ def test_shares_wait_for_the_minimum_and_shrink_a_coincidence() -> None:
     assert list(known) == ["fetch", WRITE]  # best first; "once" is no tool of the catalog
     assert known[WRITE].sessions == 10 and known[WRITE].server_share == pytest.approx(3 / 12)
     assert priors(Usage((1.0,) * 10, (frozenset({"once"}),) + (frozenset(),) * 9), {}, {}) == {}
+
+
+def test_a_use_counts_only_below_the_requests_top_tools() -> None:
+    docs = np.eye(4, dtype=np.float32)
+    explained = Explained({"a": 0, "b": 1, "c": 2, "d": 3}, docs, top=2)
+    near_a = np.array([[0.9, 0.3, 0.1, 0.0], [0.0, 0.1, 0.2, 0.9]], np.float32)
+    used = [["a", "b", "c", "outside"], ["a", "d"]]
+    assert explained.missed(near_a, used) == [frozenset({"c", "outside"}), frozenset({"a"})]
+    everything = Explained(explained.position, docs, top=4)
+    assert everything.missed(near_a, used) == [frozenset({"outside"}), frozenset()]
+    other_dim = np.ones((2, 3), np.float32)
+    assert explained.missed(other_dim, used) == [frozenset(u) for u in used]
 
 
 def test_older_sessions_count_less() -> None:
@@ -224,13 +255,14 @@ def test_declared_entries_name_tools_bundles_server_tool_and_patterns() -> None:
 
 
 def test_a_prior_is_a_chance_the_opening_prices() -> None:
-    """A pick the message made keeps its score and source and takes the prior as its chance; a
-    tool the prior alone proposes has no score; the opening holds each whose chance pays."""
+    """A pick the message made keeps its score, source and chance (a prior is the chance of a
+    miss, which a pick is not); a tool the prior alone proposes has no score; the opening holds
+    each whose chance pays."""
     known = {WRITE: Prior(0.3, "usage", 10), "weather_forecast": Prior(0.4, "usage", 10)}
     picks = [Candidate("weather_forecast", "semantic", 3.0)]
     out = usual(picks, known)
     assert [(c.name, c.source, c.score, c.chance) for c in out] == [
-        ("weather_forecast", "semantic", 3.0, 0.4),
+        ("weather_forecast", "semantic", 3.0, None),
         (WRITE, "usage", None, 0.3),
     ]
     sizes = {"weather_forecast": 100, WRITE: 100}
