@@ -15,6 +15,8 @@ import numpy as np
 from corpora import Conversation
 from numpy.typing import NDArray
 
+from tooltray.memory.learning.usage import Usage
+
 
 class OracleSignals:
     """Companions counted from gold co-use; implements ``SelectionSignals``."""
@@ -46,3 +48,7 @@ class OracleSignals:
     def session_needs(self, growth_miss: float) -> tuple[float, int]:
         """Not simulated."""
         return 0.0, 0
+
+    def usage(self, session: Any = None, explained: Any = None) -> Usage:
+        """Not simulated (no usage priors)."""
+        return Usage()

@@ -72,6 +72,11 @@ class Settings(BaseSettings):
             (cached input 0.1x, cache writes 1.25x, output 5x input); see
             :class:`tooltray.memory.core.planner.Profile`.
         core: extra tool names that are always loaded (besides pinned specs).
+        implicit: tools any session may need without naming them (a filesystem, fetch, a
+            shell): tool names, ``bundle:NAME`` or a bundle's name, ``server/tool`` or
+            patterns. Unlike ``core`` and pins (always loaded), each is a boundary candidate
+            with a chance of 0.5 (shared among a bundle's tools), held when the pricing says
+            it pays; learned usage priors do the same from history without this setting.
         allow: allow-list of tool names (``None``: all registered tools).
         deny: names never exposed or run.
         embedder: ``minilm`` (offline default) or ``openai`` (an OpenAI-compatible server).
@@ -166,6 +171,7 @@ class Settings(BaseSettings):
     context_window: int = Field(default=32768, ge=256)
     activation_share: float = Field(default=0.10, ge=0.0, le=1.0)
     core: list[str] = Field(default_factory=list)
+    implicit: list[str] = Field(default_factory=list)
     allow: list[str] | None = None
     deny: list[str] = Field(default_factory=list)
     embedder: Literal["minilm", "openai"] = "minilm"

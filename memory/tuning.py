@@ -218,6 +218,19 @@ PAST_NEAREST = 5
 #: cosine under which a past request does not vote; MiniLM's unrelated ones: 0.1-0.3 (session)
 PAST_MIN_SIMILARITY = 0.5
 
+# ----- usage priors (memory/learning/usage.py; bench/README.md "Implicit tools") ---------------
+#: past sessions a deployment needs before its usage shares count: fewer are anecdotes (session)
+USAGE_MIN_SESSIONS = 5
+#: pseudo-sessions that used nothing, beside the real ones: a tool one of ten sessions used gets
+#: 0.08, two 0.17, three 0.25 (session, history)
+USAGE_PSEUDO = 2.0
+#: a prior under this is no candidate: one use in five or more sessions (at most 0.14) is a
+#: coincidence, and a gateway's ``share`` opening, which does not price, would hold it
+USAGE_MIN_CHANCE = 0.15
+#: chance of a tool the ``implicit`` setting names (a bundle entry shares it among its tools):
+#: "any session may need it" read as even odds, priced like a pick (README, configuration)
+IMPLICIT_CHANCE = 0.5
+
 # ----- near-duplicate tools (memory/retrieval/twins.py; bench/README.md "Catalog lint") ----------
 #: z over the catalog's pair cosines that makes a pair a candidate alone: few related pairs (lint)
 TWIN_STRONG_Z = 5.0

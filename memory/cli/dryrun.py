@@ -7,7 +7,8 @@ drops every write, so the database file is left byte for byte as it was. Each ca
 with the retrievers' calibrated scores (BM25 and embedding z-scores), the fused score, the score
 after the bundle lift, the bar this phase asks a tool to clear, and the score the plan gave
 the tools it loads (a learned companion or past-request vote can load a tool whose own score
-is low).
+is low); a tool a prior loaded says which ("usage prior 0.42 over 30 sessions", "declared
+implicit").
 """
 
 from __future__ import annotations
@@ -167,13 +168,14 @@ def _candidates(
     have = [index.position[n] for n in state.loaded_names() if n in index.position]
     line = _bar(lifted, phase, have)
     loads = {c.name: c for c in plan.loads}
+    why = _priors(planner, state)
     order = [int(i) for i in np.argsort(-lifted, kind="stable")[:SHOWN]]
     names = list(dict.fromkeys([*loads, *(index.names[i] for i in order)]))
     rows = []
     for name in names:
         i = index.position.get(name)
         scores = None if i is None else (scored.lexical_z[i], scored.dense_z[i], scored.fused[i])
-        decision = _decision(name, state, loads, None if i is None else lifted[i], line)
+        decision = _decision(name, state, loads, None if i is None else lifted[i], line, why)
         row = _row(planner, name, scores, None if i is None else lifted[i], decision, line)
         picked = loads[name].score if name in loads else None
         rows.append(dataclasses.replace(row, picked=None if picked is None else round(picked, 3)))
@@ -192,11 +194,26 @@ def _bar(lifted: Any, phase: str, loaded: Sequence[int]) -> float:
     return max(GROW_BAR, GROW_RATIO * float(np.max(rest)))
 
 
+def _priors(planner: Planner, state: SessionState) -> dict[str, str]:
+    """Why a prior made a tool a candidate: its usage share over past sessions (but this one),
+    or the ``implicit`` setting."""
+    from tooltray.memory.retrieval.selector import SessionSignals
+
+    known = planner.priors(SessionSignals(planner.signals, state.session_id))
+    return {name: prior.why() for name, prior in known.items()}
+
+
 def _decision(
-    name: str, state: SessionState, loads: Mapping[str, Any], score: float | None, line: float
+    name: str,
+    state: SessionState,
+    loads: Mapping[str, Any],
+    score: float | None,
+    line: float,
+    why: Mapping[str, str],
 ) -> str:
     if name in loads:
-        return f"loads ({loads[name].source})"
+        source = loads[name].source
+        return f"loads ({why.get(name, source) if source in ('usage', 'implicit') else source})"
     if state.is_loaded(name):
         return "loaded already"
     if score is not None and score >= line:

@@ -32,9 +32,11 @@ from tooltray.memory.core.policy import opening as open_picks
 from tooltray.memory.core.prompt import PromptView, bundle_menu, defers, note, text_block
 from tooltray.memory.core.session import MODE_ALL, MODE_SELECTED, SessionState
 from tooltray.memory.embedders.base import Progress
+from tooltray.memory.learning.usage import Explained, Prior, declared, priors, usual
 from tooltray.memory.metatools.meta_tools import directory, shown_meta_specs
 from tooltray.memory.retrieval.scoring import Candidate, doc_text
 from tooltray.memory.retrieval.selector import (
+    IndexSelector,
     NoSignals,
     SelectionSignals,
     Selector,
@@ -92,6 +94,11 @@ class Catalog:
     profile: Profile = field(default_factory=lambda: profile_named("price"))
     #: whether the fallback lists every tool (priced once per catalog, at its first fallback)
     lists: bool | None = None
+    #: each allowed tool's bundle, and the chances the ``implicit`` setting declares
+    bundle_of: dict[str, str | None] = field(default_factory=dict)
+    implicit: dict[str, float] | None = None
+    #: which tools a past request would have found itself (what usage priors leave uncounted)
+    explained: Explained | None = None
 
     #: prefix views rendered for this catalog (see ``trinket._prefix``), a few hundred at most
     prefixes: dict[tuple[Any, ...], PromptView] = field(default_factory=dict)
@@ -428,7 +435,32 @@ class Planner:
     def _picks(self, users: Sequence[str], session: str) -> list[Candidate]:
         if not users:
             return []
-        return self.selector().boundary(users, SessionSignals(self.signals, session))
+        signals = SessionSignals(self.signals, session)
+        return usual(self.selector().boundary(users, signals), self.priors(signals))
+
+    def priors(self, signals: SelectionSignals) -> dict[str, Prior]:
+        """Each tool's usage prior or declared chance (:mod:`~tooltray.memory.learning.usage`):
+        a boundary candidate whatever the message says. A later turn's reveals do not ask: the
+        same chance did or did not pay at the boundary."""
+        cat = self.catalog()
+        if cat.implicit is None:
+            cat.bundle_of = {name: spec.bundle for name, spec in cat.allowed.items()}
+            cat.implicit = declared(self.settings.implicit, cat.bundle_of)
+        return priors(signals.usage(explained=self._explained()), cat.implicit, cat.bundle_of)
+
+    def _explained(self) -> Explained | None:
+        """The catalog's document vectors and ``max_tools`` as :class:`Explained`, kept while
+        the vectors are; ``None`` for a selector without them (its priors count every use)."""
+        cat, selector = self.catalog(), self.selector()
+        if not isinstance(selector, IndexSelector):
+            return None
+        index = selector.index
+        docs = index.doc_vectors if index.doc_vectors is not None else index.vectors
+        if docs is None:
+            return None
+        if cat.explained is None or cat.explained.vectors is not docs:
+            cat.explained = Explained(index.position, docs, self.settings.max_tools)
+        return cat.explained
 
     def _skill_tools(self, users: Sequence[str]) -> list[str]:
         library = self.skills()

@@ -64,6 +64,7 @@ from tooltray.memory.core.session import (
     warn,
 )
 from tooltray.memory.learning.lessons import learned_signals, lesson
+from tooltray.memory.learning.usage import check_implicit
 from tooltray.memory.metatools.meta_tools import (
     CALL_TOOL,
     META_TOOL_NAMES,
@@ -250,6 +251,8 @@ class ToolLoaderTrinket:
             self.store, self.registry.is_allowed, self.settings
         )
         self.planner = planner or Planner(self.registry, self.settings, self.journal, self.signals)
+        if self.settings.implicit and len(self.registry):  # a gateway's servers list later
+            check_implicit(self.settings.implicit, self.registry.allowed())
         self.shelf = ResultShelf(self.store, self.settings.result_max_chars)
         self._sessions: dict[str, SessionState] = {}
         self._meters: dict[str, PromptMeter] = {}

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +23,7 @@ from numpy.typing import NDArray
 
 from tooltray.memory.config import Settings
 from tooltray.memory.embedders.base import dot_rows
+from tooltray.memory.learning.usage import Explained, Usage, usage_of
 from tooltray.memory.store.base import BaseStore
 from tooltray.memory.store.records import LearnedMate, Learning, PastRequest
 from tooltray.memory.tuning import (
@@ -82,6 +83,25 @@ class RequestMatrix:
             if code >= 0:
                 out.setdefault(code, []).append(tools)
         return list(out.values())
+
+    def sessions_used(
+        self, counted: Sequence[Collection[str]] | None = None
+    ) -> dict[int, tuple[int, frozenset[str]]]:
+        """Per session code: its newest live row id and every tool its rows used (or, given
+        per live row, the tools that count)."""
+        last: dict[int, int] = {}
+        used: dict[int, set[str]] = {}
+        live = slice(self._start, self._end)
+        codes, ids = self._sessions[live].tolist(), self._ids[live].tolist()
+        for code, row, tools in zip(codes, ids, counted or self._tools[live], strict=True):
+            if code >= 0:
+                last[code] = row
+                used.setdefault(code, set()).update(tools)
+        return {code: (last[code], frozenset(tools)) for code, tools in used.items()}
+
+    def code_of(self, session: str | None) -> int | None:
+        """The small integer code of ``session``'s rows (``None``: no rows of it)."""
+        return self._codes.get(session) if session is not None else None
 
     def drop_below(self, oldest: int) -> None:
         """Forget rows whose id is below ``oldest`` (the store evicted them)."""
@@ -165,6 +185,10 @@ class StoreSignals:
         self._lock = threading.Lock()
         self._last: tuple[Any, NDArray[np.float32]] | None = None
         self._needs: tuple[int, _Needs] | None = None  # (rows version, what they spread)
+        self._used: tuple[int, Explained | None, dict[int, tuple[int, frozenset[str]]]] | None = (
+            None
+        )
+        self._missed: tuple[Explained, dict[int, frozenset[str]]] | None = None
 
     def companions(self, tools: Sequence[str]) -> dict[str, float]:
         """Learned companions of ``tools``: max over the given tools of P(mate | tool), shrunk."""
@@ -264,6 +288,40 @@ class StoreSignals:
                 self._needs = (version, _needs(self._rows.by_session()))
             needs = self._needs[1]
             return needs.first + growth_miss * needs.later, needs.sessions
+
+    def usage(self, session: str | None = None, explained: Explained | None = None) -> Usage:
+        """Which tools past sessions (but ``session``) used, decayed like the votes; given
+        ``explained``, only the uses their request missed. Empty when nothing can be read."""
+        try:
+            newest = self.refresh()
+        except Exception as exc:  # noqa: BLE001 - hints must never cost the turn
+            log.debug("tooltray: past sessions unavailable: %s", exc)
+            return Usage()
+        with self._lock:
+            version, last = self._rows.version, self._used
+            if last is None or last[0] != version or last[1] is not explained:
+                tools = self._misses(explained) if explained is not None else None
+                self._used = last = (version, explained, self._rows.sessions_used(tools))
+            used, own = last[2], self._rows.code_of(session)
+        rows = [row for code, row in used.items() if code != own]
+        return usage_of(rows, newest, self.half_life)
+
+    def _misses(self, explained: Explained) -> list[frozenset[str]]:
+        """Per live row, the used tools its request missed: computed once per row (a refresh
+        adds rows at the end), forgotten with the row."""
+        matrix, ids, tools = self._rows.view()
+        if matrix is None:
+            return []
+        known = self._missed[1] if self._missed and self._missed[0] is explained else {}
+        order = ids.tolist()
+        fresh = [i for i, row in enumerate(order) if row not in known]
+        if fresh:
+            found = explained.missed(matrix[fresh], [tools[i] for i in fresh])
+            known.update(zip((order[i] for i in fresh), found, strict=True))
+        if len(known) > 2 * len(order):
+            known = {row: known[row] for row in order}
+        self._missed = (explained, known)
+        return [known[row] for row in order]
 
     def refresh(self) -> int:
         """Load rows learned since the last call (any process); return the newest id stored."""

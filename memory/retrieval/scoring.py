@@ -324,11 +324,14 @@ ALWAYS: tuple[Source, ...] = ("core", "pinned")
 
 @dataclass(frozen=True)
 class Candidate:
-    """A tool proposed for the loaded set, with why (``source``) and how strongly (``score``)."""
+    """A tool proposed for the loaded set, with why (``source``) and how strongly (``score``);
+    ``chance``: its chance of being needed where a signal knows it apart from the score (a
+    usage prior), which the opening's pricing takes when it is the larger."""
 
     name: str
     source: Source
     score: float | None = None
+    chance: float | None = None
 
 
 @dataclass(frozen=True)

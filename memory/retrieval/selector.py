@@ -31,6 +31,7 @@ from tooltray.memory.embedders import (
     default_embedder,
 )
 from tooltray.memory.embedders.filecache import shared
+from tooltray.memory.learning.usage import Explained, Usage
 from tooltray.memory.retrieval import Hit, ToolIndex, doc_text
 from tooltray.memory.retrieval.asks import Ask, Asks
 from tooltray.memory.retrieval.index import Bundles, choose, mates
@@ -103,6 +104,12 @@ class SelectionSignals(Protocol):
         tools their later turns added, and how many sessions that mean is over (0: none)."""
         ...
 
+    def usage(self, session: str | None = None, explained: Explained | None = None) -> Usage:
+        """Which tools past sessions (but ``session``) used, whatever they said (given
+        ``explained``, only where their request missed them): the usage priors' counts
+        (:mod:`~tooltray.memory.learning.usage`)."""
+        ...
+
 
 class NoSignals:
     """No history: nothing learned, so selection rests on the conversation alone."""
@@ -124,6 +131,10 @@ class NoSignals:
         """No past session: a mean over none."""
         return 0.0, 0
 
+    def usage(self, session: str | None = None, explained: Explained | None = None) -> Usage:
+        """No past session."""
+        return Usage()
+
 
 @dataclass(frozen=True)
 class SessionSignals:
@@ -142,6 +153,7 @@ class SessionSignals:
     answers: dict[tuple[Any, ...], dict[str, float]] = field(
         default_factory=dict, compare=False, repr=False
     )
+    used: list[Usage] = field(default_factory=list, compare=False, repr=False)
 
     def companions(self, tools: Sequence[str]) -> dict[str, float]:
         """The inner companions (co-use counts carry no session)."""
@@ -168,6 +180,12 @@ class SessionSignals:
     def session_needs(self, growth_miss: float) -> tuple[float, int]:
         """The inner sessions' needs (a session's own turns are a small share of them)."""
         return self.inner.session_needs(growth_miss)
+
+    def usage(self, session: str | None = None, explained: Explained | None = None) -> Usage:
+        """The other sessions' use (read once per selection)."""
+        if not self.used:
+            self.used.append(self.inner.usage(session or self.session, explained))
+        return self.used[0]
 
 
 class Selector(Protocol):

@@ -17,7 +17,17 @@ from itertools import permutations, product
 from typing import Any, Literal, TypedDict, cast
 
 Source = Literal[
-    "core", "pinned", "skill", "semantic", "lexical", "escape", "manual", "fallback", "all"
+    "core",
+    "pinned",
+    "skill",
+    "semantic",
+    "lexical",
+    "escape",
+    "manual",
+    "fallback",
+    "all",
+    "usage",
+    "implicit",
 ]
 EventKind = Literal[
     "loaded",

@@ -15,6 +15,7 @@ from numpy.typing import NDArray
 
 from tooltray.memory.config import Settings
 from tooltray.memory.core.planner import Planner
+from tooltray.memory.learning.usage import Usage
 from tooltray.memory.retrieval.selector import (
     MessageScores,
     NoSignals,
@@ -56,6 +57,10 @@ class TableSignals:
     def session_needs(self, growth_miss: float) -> tuple[float, int]:
         """No past session."""
         return 0.0, 0
+
+    def usage(self, session: str | None = None, explained: object = None) -> Usage:
+        """No past session."""
+        return Usage()
 
 
 @pytest.fixture(scope="module")

@@ -12,6 +12,7 @@ import pytest
 from tooltray.memory.config import Settings
 from tooltray.memory.core.planner import Planner
 from tooltray.memory.core.session import SessionState
+from tooltray.memory.learning.usage import Usage
 from tooltray.memory.store.records import empty_snapshot
 from tooltray.memory.tuning import LATER_NEEDS
 from tooltray.tools.demo import demo_registry
@@ -135,6 +136,9 @@ class _Past:
 
     def session_needs(self, growth_miss: float) -> tuple[float, int]:
         return self.first + growth_miss * self.later, self.sessions
+
+    def usage(self, session: str | None = None, explained: object = None) -> Usage:
+        return Usage()
 
 
 def test_history_moves_a_session_s_later_needs_from_the_prior() -> None:

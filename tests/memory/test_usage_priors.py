@@ -1,0 +1,273 @@
+"""Implicit tools: a deployment's usage priors and the ``implicit`` setting load the generic tools
+(a filesystem's ``write_file``) that sessions use and their messages never name; priced like any
+pick, shown by ``explain``, and a bad entry is refused at start with the closest names."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from tooltray.memory.cli.main import cli
+from tooltray.memory.config import Settings
+from tooltray.memory.core.policy import LATENCY
+from tooltray.memory.core.policy import opening as open_picks
+from tooltray.memory.core.trinket import ToolLoaderTrinket
+from tooltray.memory.learning.usage import (
+    Explained,
+    Prior,
+    Usage,
+    check_implicit,
+    declared,
+    members,
+    priors,
+    usage_of,
+    usual,
+)
+from tooltray.memory.retrieval.scoring import Candidate
+from tooltray.memory.store import Store
+from tooltray.memory.tuning import IMPLICIT_CHANCE, USAGE_MIN_SESSIONS, USAGE_PSEUDO
+from tooltray.tools.demo import demo_registry
+from tooltray.tools.errors import ConfigError
+from tooltray.tools.registry import ToolRegistry
+from tooltray.tools.spec import ToolSpec
+
+from .conftest import finish_turn, user
+
+WRITE = "filesystem_write_file"
+PATH = {"path": {"type": "string", "description": "Where the file is."}}
+FILESYSTEM = [
+    ToolSpec(
+        name=WRITE,
+        bundle="filesystem",
+        description="Create a new file or completely overwrite an existing file with content.",
+        parameters={
+            "type": "object",
+            "properties": {**PATH, "content": {"type": "string"}},
+            "required": ["path", "content"],
+        },
+    ),
+    ToolSpec(
+        name="filesystem_read_file",
+        bundle="filesystem",
+        description="Read the complete contents of a file from the file system.",
+        parameters={"type": "object", "properties": PATH, "required": ["path"]},
+    ),
+    ToolSpec(
+        name="filesystem_list_directory",
+        bundle="filesystem",
+        description="Get a detailed listing of all files and directories in a path.",
+        parameters={"type": "object", "properties": PATH, "required": ["path"]},
+    ),
+]
+PAST = [
+    ("What's the weather in Oslo tomorrow?", "weather_forecast"),
+    ("Find flights from Boston to Lisbon on Nov 10.", "travel_search_flights"),
+    ("Show my calendar for Friday.", "calendar_list_events"),
+    ("Send an email to Dana saying I'm late.", "email_send"),
+    ("Find a hotel in Rome under 150 a night.", "travel_search_hotels"),
+    ("Convert 30 miles to kilometres.", "math_convert_units"),
+]
+NEW = "Will it rain in Paris this weekend?"  # names no file, no saving, no writing
+
+
+def specs() -> list[ToolSpec]:
+    return [*demo_registry().allowed(), *FILESYSTEM]
+
+
+def bundle_of() -> dict[str, str | None]:
+    return {s.name: s.bundle for s in specs()}
+
+
+@pytest.fixture
+def catalog(tmp_path: Path) -> Path:
+    """The demo tools and a filesystem server as a tools.jsonl file (what ``explain`` reads)."""
+    path = tmp_path / "tools.jsonl"
+    rows = [
+        {
+            "name": s.name,
+            "description": s.description,
+            "parameters": s.parameters,
+            "group": s.bundle,
+        }
+        for s in specs()
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def url(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'tooltray.db'}"
+
+
+@pytest.fixture
+def trinket(catalog: Path, url: str) -> Iterator[ToolLoaderTrinket]:
+    made = ToolLoaderTrinket(
+        ToolRegistry.from_catalog(catalog), Store(url), settings=Settings(db=url)
+    )
+    yield made
+    made.close()
+
+
+def past_sessions(trinket: ToolLoaderTrinket, first: int, last: int) -> None:
+    """Sessions ``first``..``last - 1``: each asks its own task and also writes a file."""
+    for i in range(first, last):
+        message, tool = PAST[i % len(PAST)]
+        sid = f"past-{i}"
+        trinket.prepare(sid, [user(message)])
+        finish_turn(sid, 1, [tool, WRITE])
+
+
+def named_sessions(trinket: ToolLoaderTrinket, count: int) -> None:
+    """Sessions whose message asks for the file it writes: their request finds the tool."""
+    for i in range(count):
+        sid = f"named-{i}"
+        trinket.prepare(sid, [user(f"Write the meeting notes into the file notes-{i}.txt.")])
+        finish_turn(sid, 1, [WRITE])
+
+
+def opening(trinket: ToolLoaderTrinket, sid: str) -> dict[str, str]:
+    """What a new session's first prepare loads, with each tool's source."""
+    trinket.prepare(sid, [user(NEW)])
+    snapshot = trinket.store.snapshot(sid)
+    assert snapshot is not None
+    return {t.name: t.source for t in snapshot.loaded}
+
+
+# ----- through the trinket (real SQLite, real embedder) --------------------------------------
+
+
+def test_past_sessions_use_loads_an_unnamed_tool_once_there_are_enough(
+    trinket: ToolLoaderTrinket,
+) -> None:
+    past_sessions(trinket, 0, USAGE_MIN_SESSIONS - 1)
+    before = opening(trinket, "new-early")
+    assert WRITE not in before and "weather_forecast" in before  # the message's own tool loads
+    past_sessions(trinket, USAGE_MIN_SESSIONS - 1, USAGE_MIN_SESSIONS + 1)
+    after = opening(trinket, "new-later")
+    assert after.get(WRITE) == "usage"
+    assert "filesystem_read_file" not in after  # no session used it: no prior
+
+
+def test_declared_implicit_tools_are_priced_without_history(catalog: Path, url: str) -> None:
+    """A declared tool is a candidate, not a pin: one whose tokens its chance does not pay for
+    (a huge schema) stays out; a bad entry is refused at start with the closest names."""
+    huge = ToolSpec(
+        name="filesystem_edit_file",
+        bundle="filesystem",
+        description="Make line-based edits to a text file. " + "Each edit replaces text. " * 800,
+    )
+    registry = ToolRegistry([*ToolRegistry.from_catalog(catalog).allowed(), huge])
+    settings = Settings(db=url, implicit=["filesystem/write_file", "filesystem_edit_file"])
+    trinket = ToolLoaderTrinket(registry, Store(url), settings=settings)
+    try:
+        loaded = opening(trinket, "declared")
+    finally:
+        trinket.close()
+    assert loaded.get(WRITE) == "implicit"
+    assert "filesystem_edit_file" not in loaded and "filesystem_read_file" not in loaded
+    with pytest.raises(ConfigError) as bad:
+        ToolLoaderTrinket(registry, settings=Settings(db=url, implicit=["filesytem_write_file"]))
+    assert "'filesytem_write_file'" in str(bad.value) and f"closest: {WRITE}" in str(bad.value)
+
+
+def test_explain_says_which_prior_loaded_a_tool(
+    trinket: ToolLoaderTrinket, catalog: Path, url: str, tmp_path: Path
+) -> None:
+    past_sessions(trinket, 0, USAGE_MIN_SESSIONS + 1)
+    trinket.close()
+    args = ["explain", NEW, "--catalog", str(catalog), "--format", "json"]
+    learned = CliRunner().invoke(cli, [*args, "--db", url])
+    assert learned.exit_code == 0, learned.output
+    rows = {r["tool"]: r["decision"] for r in json.loads(learned.stdout)}
+    share = (USAGE_MIN_SESSIONS + 1) / (USAGE_MIN_SESSIONS + 1 + USAGE_PSEUDO)
+    shown = f"loads (usage prior {share:.2f} over {USAGE_MIN_SESSIONS + 1} sessions"
+    assert rows[WRITE].startswith(shown) and "server filesystem" in rows[WRITE]
+    fresh = f"sqlite:///{tmp_path / 'fresh.db'}"
+    Store(fresh).close()
+    env = {"TOOLTRAY_IMPLICIT": json.dumps([WRITE])}
+    declared_run = CliRunner().invoke(cli, [*args, "--db", fresh], env=env)
+    assert declared_run.exit_code == 0, declared_run.output
+    rows = {r["tool"]: r["decision"] for r in json.loads(declared_run.stdout)}
+    assert rows[WRITE] == f"loads (declared implicit, chance {IMPLICIT_CHANCE:.2f})"
+
+
+def test_only_uses_the_message_did_not_find_count(trinket: ToolLoaderTrinket) -> None:
+    """A tool the sessions' own requests named gets no prior however often it was used; one
+    used where the request did not name it gets one."""
+    named_sessions(trinket, USAGE_MIN_SESSIONS + 1)
+    assert WRITE not in opening(trinket, "new-named")
+    past_sessions(trinket, 0, USAGE_MIN_SESSIONS + 1)
+    assert opening(trinket, "new-unnamed").get(WRITE) == "usage"
+
+
+# ----- the rules on their own ----------------------------------------------------------------
+
+
+def test_shares_wait_for_the_minimum_and_shrink_a_coincidence() -> None:
+    few = Usage((1.0,) * (USAGE_MIN_SESSIONS - 1), (frozenset({WRITE}),) * (USAGE_MIN_SESSIONS - 1))
+    assert few.shares == {}
+    ten = Usage((1.0,) * 10, (frozenset({WRITE, "fetch"}),) * 3 + (frozenset({"once"}),) * 7)
+    assert ten.shares[WRITE] == pytest.approx(3 / (10 + USAGE_PSEUDO))
+    assert ten.server_shares({WRITE: "filesystem", "fetch": "filesystem"}) == {
+        "filesystem": pytest.approx(3 / 12)
+    }
+    known = priors(ten, {}, {WRITE: "filesystem", "fetch": "fetch", "other": "x"})
+    assert list(known) == ["fetch", WRITE]  # best first; "once" is no tool of the catalog
+    assert known[WRITE].sessions == 10 and known[WRITE].server_share == pytest.approx(3 / 12)
+    assert priors(Usage((1.0,) * 10, (frozenset({"once"}),) + (frozenset(),) * 9), {}, {}) == {}
+
+
+def test_a_use_counts_only_below_the_requests_top_tools() -> None:
+    docs = np.eye(4, dtype=np.float32)
+    explained = Explained({"a": 0, "b": 1, "c": 2, "d": 3}, docs, top=2)
+    near_a = np.array([[0.9, 0.3, 0.1, 0.0], [0.0, 0.1, 0.2, 0.9]], np.float32)
+    used = [["a", "b", "c", "outside"], ["a", "d"]]
+    assert explained.missed(near_a, used) == [frozenset({"c", "outside"}), frozenset({"a"})]
+    everything = Explained(explained.position, docs, top=4)
+    assert everything.missed(near_a, used) == [frozenset({"outside"}), frozenset()]
+    other_dim = np.ones((2, 3), np.float32)
+    assert explained.missed(other_dim, used) == [frozenset(u) for u in used]
+
+
+def test_older_sessions_count_less() -> None:
+    usage = usage_of([(0, frozenset({"old"})), (100, frozenset({"new"}))], 100, half_life=100.0)
+    assert usage.weights == (0.5, 1.0)
+
+
+def test_declared_entries_name_tools_bundles_server_tool_and_patterns() -> None:
+    of = bundle_of()
+    assert members(WRITE, of) == [WRITE]
+    assert members("filesystem/write_file", of) == [WRITE]
+    assert sorted(members("bundle:filesystem", of)) == sorted(members("filesystem", of))
+    assert len(members("filesystem", of)) == 3 and members("filesystem_*_file", of)
+    assert members("nothing", of) == [] and members("bundle:nothing", of) == []
+    chances = declared([WRITE, "bundle:filesystem"], of)
+    assert chances[WRITE] == IMPLICIT_CHANCE
+    assert chances["filesystem_read_file"] == pytest.approx(IMPLICIT_CHANCE / 3)
+    with pytest.raises(ConfigError, match="closest: filesystem"):
+        check_implicit(["bundle:filesystm"], specs())
+
+
+def test_a_prior_is_a_chance_the_opening_prices() -> None:
+    """A pick the message made keeps its score, source and chance (a prior is the chance of a
+    miss, which a pick is not); a tool the prior alone proposes has no score; the opening holds
+    each whose chance pays."""
+    known = {WRITE: Prior(0.3, "usage", 10), "weather_forecast": Prior(0.4, "usage", 10)}
+    picks = [Candidate("weather_forecast", "semantic", 3.0)]
+    out = usual(picks, known)
+    assert [(c.name, c.source, c.score, c.chance) for c in out] == [
+        ("weather_forecast", "semantic", 3.0, None),
+        (WRITE, "usage", None, 0.3),
+    ]
+    sizes = {"weather_forecast": 100, WRITE: 100}
+    assert {c.name for c in open_picks(out, sizes, LATENCY, share=False).held} == set(sizes)
+    sizes[WRITE] = 5000  # 0.3 of an escape does not pay for holding 5,000 tokens
+    assert {c.name for c in open_picks(out, sizes, LATENCY, share=False).held} == {
+        "weather_forecast"
+    }
