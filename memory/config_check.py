@@ -34,6 +34,9 @@ OTHER_ENV = frozenset(
         "TOOLTRAY_STARTUP_BASELINE",
         "TOOLTRAY_UPDATE_GOLDEN",
         "TOOLTRAY_BENCH_MATCH_STRIPPED",
+        "TOOLTRAY_GATEWAY_URL",  # `tooltray hint`: the gateway to send to, and its bearer token
+        "TOOLTRAY_GATEWAY_TOKEN",
+        "TOOLTRAY_DUMP_SECONDS",  # bench/mcp_servers.py's deadline for one server's dump
     }
 )
 OTHER_ENV_PREFIXES = ("TOOLTRAY_REL_",)  # the reliability suite's size overrides

@@ -58,7 +58,7 @@ class DemoRun:
         first_hash, calls = view.prefix_hash, []
         model = ScriptedTurn([dict(c) for c in step.get("calls", [])])
         while (call := model.act(view)) is not None:
-            calls.append(self._call(call))
+            calls.append(self._call(call, model))
             view = self.trinket.prepare(self.sid, messages)
         emit(turn_completed, self.sid, TurnCompleted(turn=number))
         if number == COMPACT_AFTER:
@@ -66,7 +66,7 @@ class DemoRun:
             calls.append(f"(agent compacted its context: {len(evicted)} idle tools evicted)")
         self._row(number, step, before, view, first_hash, calls)
 
-    def _call(self, call: ModelCall) -> str:
+    def _call(self, call: ModelCall, model: ScriptedTurn) -> str:
         """Run one call; a meta-tool's line says how many tools it added."""
         if call.name == CALL_TOOL:  # the bridge to a revealed tool
             inner = ModelCall(str(call.arguments["name"]), dict(call.arguments["arguments"]))
@@ -77,6 +77,7 @@ class DemoRun:
             return call.name
         before = set(self.trinket.loaded(self.sid))
         text = self.trinket.handle_meta(self.sid, call.name, call.arguments)
+        model.hear(text)
         added = len(set(self.trinket.loaded(self.sid)) - before)
         return f"{shown_call(call)} → +{added} tools{refused_note(text)}"
 

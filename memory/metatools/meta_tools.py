@@ -516,8 +516,9 @@ def dispatch(
     """Carry out one meta-tool call and say which escape hatch it was, if any.
 
     ``listing`` says whether ``load_tools(["*"])`` lists every tool (asked only on that call);
-    when it does not, the answer is the names directory. The ``fallback`` tool, which promises
-    every tool callable, always lists them.
+    when it does not, the answer is the names directory, unless the loaded set is full (then no
+    name could be loaded, so it lists). The ``fallback`` tool, which promises every tool
+    callable, always lists them.
 
     Raises:
         MetaToolArgumentError: the name is not a meta-tool or the arguments are unusable.
@@ -526,7 +527,7 @@ def dispatch(
         request = parse_load(arguments)
         if EVERY_TOOL not in request.names:
             return load_tools(registry, state, request, search, hard_max), "load_tools"
-        if not listing():
+        if len(state.loaded_names()) < hard_max and not listing():
             return fallback(registry, state, listing=False), "fallback"
         name = FALLBACK
     if name == UNLOAD_TOOLS:

@@ -36,7 +36,7 @@ def test_the_scripted_model_names_only_what_its_prompt_showed(sqlite_url: str) -
     store = Store(sqlite_url, auto_upgrade=True)
     settings = Settings(db=sqlite_url, skills_dir=demo_skills_dir())
     trinket = ToolLoaderTrinket(demo_registry(), store, settings=settings)
-    seen: list[tuple[set[str], set[str], ModelCall]] = []
+    seen: list[tuple[set[str], set[str], ModelCall]] = []  # offered, menu + names read, call
     messages: list[dict[str, Any]] = []
     try:
         for number, step in enumerate(demo_script(), 1):
@@ -45,9 +45,9 @@ def test_the_scripted_model_names_only_what_its_prompt_showed(sqlite_url: str) -
             view = trinket.prepare("fair", messages)
             while (call := model.act(view)) is not None:
                 offered = {s.name for s in view.specs}
-                seen.append((offered, menu_bundles(view.system_prefix), call))
+                seen.append((offered, menu_bundles(view.system_prefix) | model.heard, call))
                 if trinket.is_meta(call.name):
-                    trinket.handle_meta("fair", call.name, call.arguments)
+                    model.hear(trinket.handle_meta("fair", call.name, call.arguments))
                 else:
                     emit(tool_used, "fair", ToolUsed(tool=call.name))
                 view = trinket.prepare("fair", messages)
@@ -138,7 +138,7 @@ def test_a_turn_cut_short_by_ctrl_c_is_replayed_on_resume(
 
     play = DemoRun._call
 
-    def interrupted(self: DemoRun, call: ModelCall) -> str:
+    def interrupted(self: DemoRun, call: ModelCall, model: ScriptedTurn) -> str:
         raise KeyboardInterrupt
 
     monkeypatch.setattr(DemoRun, "_call", interrupted)
@@ -156,3 +156,21 @@ def test_a_turn_cut_short_by_ctrl_c_is_replayed_on_resume(
     assert _sql(sqlite_url, used) == [demo_script()[0]["calls"][0]["name"]]  # turn 1 ran
     on = runner.invoke(cli, ["demo", "--db", sqlite_url, "--turns", "1"])
     assert "resuming demo-1 at turn 2 of 10" in on.output
+
+
+def test_names_read_in_a_directory_answer_may_be_loaded_and_no_others() -> None:
+    class View:
+        system_prefix = "Tool bundles for load_tools:\n- git: Repositories.\n"
+        specs = (ModelCall("load_tools", {}),)
+        revealed = ()
+
+    model = ScriptedTurn([{"name": "git_diff", "recover": {"query": "show the diff"}}])
+    assert model.act(View()) == ModelCall("load_tools", {"query": "show the diff"})
+    assert model.act(View()) == ModelCall("load_tools", {"tools": ["*"]})
+    model.hear("Too many tools to list them all (3); ...\n- git: git_diff, git_log\n- time: now")
+    assert model.heard == {"git_diff", "git_log", "now"}
+    assert model.act(View()) == ModelCall("load_tools", {"tools": ["git_diff"]})
+    with pytest.raises(UnfairCallError, match="git_diff"):
+        model.act(View())  # read, loaded, still absent: it gives up
+    with pytest.raises(UnfairCallError, match="git_blame"):
+        check_fair(View(), ModelCall("load_tools", {"tools": ["git_blame"]}), model.heard)

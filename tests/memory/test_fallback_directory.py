@@ -89,3 +89,17 @@ def test_a_small_catalog_still_lists_every_tool(make_trinket: MakeTrinket) -> No
     answer = trinket.handle_meta("small", LOAD_TOOLS, {"tools": ["*"]})
     assert "this turn only" in answer
     assert {s.name for s in registry.allowed()} <= set(trinket.loaded("small"))
+
+
+def test_a_full_loaded_set_gets_the_listing_since_no_name_could_load(
+    make_trinket: MakeTrinket,
+) -> None:
+    """At ``hard_max_tools`` a load by name is refused, so a names answer would strand the
+    model: ``load_tools(["*"])`` lists every tool for the turn, as the fallback does."""
+    registry = catalog(20, 12)
+    trinket = make_trinket(reg=registry, path="text", hard_max_tools=8)
+    trinket.handle_meta("full", LOAD_TOOLS, {"tools": [f"srv1_tool{i}" for i in range(8)]})
+    assert len(trinket.loaded("full")) >= 8
+    answer = trinket.handle_meta("full", LOAD_TOOLS, {"tools": ["*"]})
+    assert not answer.startswith("Too many tools"), answer[:200]
+    assert len(trinket.loaded("full")) >= len(registry.allowed())

@@ -115,7 +115,7 @@ def test_the_demo_second_turn_never_loads_files(selecting: Any) -> None:
         seen = {s.name for s in view.specs}
         while (call := model.act(view)) is not None:
             if trinket.is_meta(call.name):
-                trinket.handle_meta("demo", call.name, call.arguments)
+                model.hear(trinket.handle_meta("demo", call.name, call.arguments))
             else:
                 emit(tool_used, "demo", ToolUsed(tool=call.name))
             view = trinket.prepare("demo", messages)

@@ -4,7 +4,8 @@ A real model sees the system prefix (with the bundle menu) and the ``tools=`` li
 of the catalog. So this model calls a scripted tool only once that tool is offered; when it is
 not, it does what the script says a model would write, ``load_tools`` with bundle names from the
 menu or a query in the user's words, and only if that still does not offer the tool, every tool
-(``load_tools(["*"])``, or ``fallback`` where the prompt shows it).
+(``load_tools(["*"])``, or ``fallback`` where the prompt shows it); when that answers with the
+catalog's names instead (a catalog too large to list), it loads the tool by the name it read.
 Every call it makes is checked against the view it was given (:func:`check_fair`), so a script
 that names a hidden tool fails loudly instead of making the product look better than it is.
 """
@@ -22,6 +23,7 @@ CALL_TOOL = "call_tool"
 EVERY_TOOL = "*"
 _MENU = re.compile(r"^Tool bundles for load_tools:\n((?:- [\w.-]+: .*\n?)+)", re.M)
 _MENU_LINE = re.compile(r"^- ([\w.-]+): ", re.M)
+_LISTED = re.compile(r"^- [^:\n]+: (.+)$", re.M)
 
 
 class ToolLike(Protocol):
@@ -63,8 +65,9 @@ def menu_bundles(prefix: str) -> set[str]:
     return set(_MENU_LINE.findall(menu.group(1))) if menu else set()
 
 
-def check_fair(view: ViewLike, call: ModelCall) -> ModelCall:
-    """Return ``call`` if its prompt showed everything it names, else raise UnfairCallError."""
+def check_fair(view: ViewLike, call: ModelCall, heard: frozenset[str] = frozenset()) -> ModelCall:
+    """Return ``call`` if its prompt (or an answer it read: ``heard``) showed everything it
+    names, else raise UnfairCallError."""
     offered = {s.name for s in view.specs}
     if call.name not in offered:
         raise UnfairCallError(f"{call.name} is not in the tools= list the model was given")
@@ -73,7 +76,7 @@ def check_fair(view: ViewLike, call: ModelCall) -> ModelCall:
     if call.name == LOAD_TOOLS:
         names = call.arguments.get("tools", [])
         bundles = menu_bundles(view.system_prefix) | {EVERY_TOOL}
-        hidden = [n for n in names if n not in offered and n not in bundles]
+        hidden = [n for n in names if n not in offered | bundles | heard]
         if hidden:
             raise UnfairCallError(f"load_tools names {hidden}, neither offered nor in the menu")
     return call
@@ -104,6 +107,18 @@ class ScriptedTurn:
     recoveries: list[ModelCall] = field(default_factory=list)
     _tried: set[str] = field(default_factory=set)
     _fell_back: set[str] = field(default_factory=set)
+    _heard: set[str] = field(default_factory=set)
+    _named: set[str] = field(default_factory=set)
+
+    @property
+    def heard(self) -> frozenset[str]:
+        """The tool names the model read in meta-tool answers so far."""
+        return frozenset(self._heard)
+
+    def hear(self, answer: str) -> None:
+        """Read a meta-tool's answer: the tool names a names-only fallback lists by bundle."""
+        for line in _LISTED.findall(answer):
+            self._heard.update(n.strip() for n in line.split(","))
 
     def act(self, view: ViewLike) -> ModelCall | None:
         """The model's next call given the prompt ``view``, or ``None`` when the turn is done."""
@@ -113,8 +128,9 @@ class ScriptedTurn:
         name = step["name"]
         if name in _shown(view):
             self.calls.pop(0)
-            return check_fair(view, _direct(view, name, dict(step.get("arguments", {}))))
-        return check_fair(view, self._recover(view, name, step.get("recover")))
+            call = _direct(view, name, dict(step.get("arguments", {})))
+            return check_fair(view, call, self.heard)
+        return check_fair(view, self._recover(view, name, step.get("recover")), self.heard)
 
     def _recover(self, view: ViewLike, name: str, recover: dict[str, Any] | None) -> ModelCall:
         """Ask for the absent tool the way the script says, then fall back, then give up."""
@@ -124,6 +140,9 @@ class ScriptedTurn:
         elif name not in self._fell_back:
             self._fell_back.add(name)
             call = self._every_tool(view)
+        elif name in self._heard and name not in self._named:
+            self._named.add(name)
+            call = ModelCall(LOAD_TOOLS, {"tools": [name]})
         else:
             raise UnfairCallError(f"{name} is still not offered after load_tools and fallback")
         self.recoveries.append(call)
