@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-FUNCTIONS = 335
+FUNCTIONS = 340
 """Ceiling on the library functions a later turn enters, so the turn does not grow unnoticed:
-issue 34 targets 300 (329 at this ceiling's writing; the count varies by a few with what the
-process ran before: first-use caches)."""
+issue 34 targets 300 (333 at this ceiling's writing, 74 of them comprehensions, which Python
+3.11 counts as code objects; the count varies by a few with what the process ran before)."""
 
 
 def _script() -> Any:
