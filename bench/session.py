@@ -131,8 +131,9 @@ def _recover(
     text path's block says how to load a bundle), then every tool (``load_tools(["*"])``). A
     bundle the budgeted menu leaves out is not named. A fallback that answers with the names
     directory instead of every listing (a large catalog) shows the tool's name: the model loads
-    it by that name. Returns the escape's kind and the meta-tool's answer (one call each);
-    ``seen`` collects the turn's fallback answers.
+    it by that name; one that lists the bundles alone (a catalog too large to name) shows its
+    bundle: the model loads that bundle. Returns the escape's kind and the meta-tool's answer
+    (one call each); ``seen`` collects the turn's fallback answers.
     """
     if "query" not in tried:
         tried.add("query")
@@ -150,6 +151,10 @@ def _recover(
     if f"name:{tool}" not in tried and any(named.search(text) for text in seen):
         tried.add(f"name:{tool}")
         return "name", trinket.handle_meta(sid, LOAD_TOOLS, {"tools": [tool]})
+    listed_bundle = re.compile(rf"^- {re.escape(bundle or '')} \(\d+ tools?\)$", re.M)
+    if bundle and f"bundle:{bundle}" not in tried and any(map(listed_bundle.search, seen)):
+        tried.add(f"bundle:{bundle}")
+        return "bundle", trinket.handle_meta(sid, LOAD_TOOLS, {"tools": [bundle]})
     return None
 
 

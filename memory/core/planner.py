@@ -33,7 +33,7 @@ from tooltray.memory.core.prompt import PromptView, bundle_menu, defers, note, t
 from tooltray.memory.core.session import MODE_ALL, MODE_SELECTED, SessionState
 from tooltray.memory.embedders.base import Progress
 from tooltray.memory.learning.usage import Explained, Prior, declared, priors, usual
-from tooltray.memory.metatools.meta_tools import directory, shown_meta_specs
+from tooltray.memory.metatools.meta_tools import FallbackAnswer, directory, shown_meta_specs
 from tooltray.memory.retrieval.scoring import Candidate, doc_text
 from tooltray.memory.retrieval.selector import (
     IndexSelector,
@@ -93,7 +93,7 @@ class Catalog:
     allowed: dict[str, ToolSpec] = field(default_factory=dict)
     profile: Profile = field(default_factory=lambda: profile_named("price"))
     #: whether the fallback lists every tool (priced once per catalog, at its first fallback)
-    lists: bool | None = None
+    fallback: FallbackAnswer | None = None
     #: each allowed tool's bundle, and the chances the ``implicit`` setting declares
     bundle_of: dict[str, str | None] = field(default_factory=dict)
     implicit: dict[str, float] | None = None
@@ -337,14 +337,20 @@ class Planner:
         cat, share = self.catalog(), self.settings.opening == "share"
         return open_picks(picks, cat.priced, cat.profile, share=share, size=len(cat.allowed))
 
-    def fallback_lists(self) -> bool:
-        """Whether ``load_tools(["*"])`` lists every tool or answers with their names
-        (:func:`~.policy.lists_everything`, priced once per catalog)."""
+    def fallback_answer(self) -> FallbackAnswer:
+        """What ``load_tools(["*"])`` answers, priced once per catalog by
+        :func:`~.policy.lists_everything` at each level: every listing, else the names by bundle,
+        else (names too many to read) the bundles alone."""
         cat = self.catalog()
-        if cat.lists is None:
+        if cat.fallback is None:
             names = count_tokens(directory(self.registry)).n
-            cat.lists = lists_everything(self._listing_tokens(), names, cat.profile)
-        return cat.lists
+            bundles = count_tokens(directory(self.registry, bundles_only=True)).n
+            if lists_everything(self._listing_tokens(), names, cat.profile):
+                cat.fallback = "listing"
+            else:
+                named = lists_everything(names, bundles, cat.profile)
+                cat.fallback = "names" if named else "bundles"
+        return cat.fallback
 
     def _listing_tokens(self) -> int:
         """What a fallback that lists every tool shows: their note (revealed by appending) or

@@ -438,7 +438,7 @@ class ToolLoaderTrinket:
                     self._search(state),
                     self.shelf.reader(session_id),
                     self.settings.hard_max_tools,
-                    lambda: self._defers(state) or self.planner.fallback_lists(),
+                    lambda: "listing" if self._defers(state) else self.planner.fallback_answer(),
                 )
             except MetaToolArgumentError as exc:
                 refused = self._event(state, "refused", name, str(exc))

@@ -461,31 +461,45 @@ DIRECTORY_HEAD = (
     "Too many tools to list them all ({n}); here are their names by bundle. Load the ones "
     'you need by name: load_tools({{"tools": ["<name>", ...]}}).'
 )
+BUNDLES_HEAD = (
+    "Too many tools to name them all ({n} in {b} bundles); here are the bundles. Load the one "
+    'you need by name, load_tools({{"tools": ["<bundle>"]}}), or describe the tool: '
+    'load_tools({{"query": "..."}}).'
+)
+FallbackAnswer = Literal["listing", "names", "bundles"]
+"""What ``load_tools(["*"])`` answers: every tool's listing, the names by bundle, or the
+bundles alone (:func:`~tooltray.memory.core.policy.lists_everything` picks, per catalog)."""
 
 
-def directory(registry: ToolRegistry) -> str:
-    """Every allowed tool's name by bundle, one line a bundle (tools in no bundle last): what
-    the fallback shows instead of every listing on a catalog too large to list."""
+def directory(registry: ToolRegistry, bundles_only: bool = False) -> str:
+    """Every allowed tool's name by bundle, one line a bundle (tools in no bundle last), or with
+    ``bundles_only`` each bundle's name and size: what the fallback shows instead of every
+    listing on a catalog too large to list (a bundle is loaded by its name)."""
     allowed = [s.name for s in registry.allowed()]
     placed: set[str] = set()
-    lines = [DIRECTORY_HEAD.format(n=len(allowed))]
+    lines: list[str] = []
     for bundle in registry.bundles():
         members = [m for m in bundle.members if registry.is_allowed(m) and m not in placed]
         placed.update(members)
-        if members:
+        if members and bundles_only:
+            lines.append(f"- {bundle.name} ({len(members)} tool{'s' if len(members) > 1 else ''})")
+        elif members:
             lines.append(f"- {bundle.name}: {', '.join(members)}")
     rest = [n for n in allowed if n not in placed]
     if rest:
         lines.append(f"- (no bundle): {', '.join(rest)}")
-    return "\n".join(lines)
+    head = BUNDLES_HEAD if bundles_only else DIRECTORY_HEAD
+    return "\n".join([head.format(n=len(allowed), b=len(lines) - bool(rest)), *lines])
 
 
-def fallback(registry: ToolRegistry, state: SessionState, *, listing: bool = True) -> Outcome:
+def fallback(
+    registry: ToolRegistry, state: SessionState, *, answer: FallbackAnswer = "listing"
+) -> Outcome:
     """Load every allowed tool for this turn only (marked fallback; expires at turn end), or
-    (``listing`` false: the catalog costs more to list than a round trip by name) load nothing
-    and answer with the names :func:`directory`."""
-    if not listing:
-        return Outcome(Changes(), directory(registry))
+    (the catalog costs more to list than a round trip by name) load nothing and answer with
+    the :func:`directory` of names, or of bundles alone."""
+    if answer != "listing":
+        return Outcome(Changes(), directory(registry, bundles_only=answer == "bundles"))
     out = Outcome(Changes(), "")
     for spec in registry.allowed():
         if not state.is_loaded(spec.name):
@@ -511,13 +525,13 @@ def dispatch(
     search: Search,
     read: ReadResult,
     hard_max: int,
-    listing: Callable[[], bool] = lambda: True,
+    answer: Callable[[], FallbackAnswer] = lambda: "listing",
 ) -> tuple[Outcome, Escape | None]:
     """Carry out one meta-tool call and say which escape hatch it was, if any.
 
-    ``listing`` says whether ``load_tools(["*"])`` lists every tool (asked only on that call);
-    when it does not, the answer is the names directory, unless the loaded set is full (then no
-    name could be loaded, so it lists). The ``fallback`` tool, which promises every tool
+    ``answer`` says what ``load_tools(["*"])`` answers (asked only on that call): every tool's
+    listing or a directory, unless the loaded set is full (then no name could be loaded, so it
+    lists). The ``fallback`` tool, which promises every tool
     callable, always lists them.
 
     Raises:
@@ -527,8 +541,9 @@ def dispatch(
         request = parse_load(arguments)
         if EVERY_TOOL not in request.names:
             return load_tools(registry, state, request, search, hard_max), "load_tools"
-        if len(state.loaded_names()) < hard_max and not listing():
-            return fallback(registry, state, listing=False), "fallback"
+        shown = answer() if len(state.loaded_names()) < hard_max else "listing"
+        if shown != "listing":
+            return fallback(registry, state, answer=shown), "fallback"
         name = FALLBACK
     if name == UNLOAD_TOOLS:
         return unload_tools(registry, state, parse_unload(arguments)), None

@@ -63,8 +63,8 @@ def test_the_planner_prices_the_fallback_per_catalog(cost_profile: str) -> None:
     big, small = catalog(20, 12), catalog(2, 3)
     for path in ("openai", "text"):
         settings = Settings(db="sqlite://", path=path, cost_profile=cost_profile)
-        assert not Planner(big, settings).fallback_lists()
-        assert Planner(small, settings).fallback_lists()
+        assert Planner(big, settings).fallback_answer() != "listing"
+        assert Planner(small, settings).fallback_answer() == "listing"
 
 
 def test_a_large_catalog_answers_every_tool_with_names_then_loads_by_name(
@@ -103,3 +103,18 @@ def test_a_full_loaded_set_gets_the_listing_since_no_name_could_load(
     answer = trinket.handle_meta("full", LOAD_TOOLS, {"tools": ["*"]})
     assert not answer.startswith("Too many tools"), answer[:200]
     assert len(trinket.loaded("full")) >= len(registry.allowed())
+
+
+def test_names_too_many_to_read_give_way_to_the_bundles_alone(make_trinket: MakeTrinket) -> None:
+    """The same pricing one level up: when the names cost more to read than the bundles and one
+    more round trip, the answer names each bundle and its size, and a bundle loads by name."""
+    assert lists_everything(300, 60, LATENCY) and not lists_everything(50_000, 2_400, LATENCY)
+    registry = catalog(150, 30)
+    text = directory(registry, bundles_only=True)
+    assert text.startswith("Too many tools to name them all (4500 in 150 bundles)")
+    assert "- srv7 (30 tools)" in text.splitlines() and "srv7_tool3" not in text
+    trinket = make_trinket(reg=registry, cost_profile="latency")
+    assert trinket.planner.fallback_answer() == "bundles"
+    assert trinket.handle_meta("wide", LOAD_TOOLS, {"tools": ["*"]}) == text
+    trinket.handle_meta("wide", LOAD_TOOLS, {"tools": ["srv7"]})
+    assert {f"srv7_tool{i}" for i in range(30)} <= set(trinket.loaded("wide"))

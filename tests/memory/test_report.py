@@ -147,7 +147,9 @@ def test_a_japanese_session_id_draws_without_missing_glyphs(db_url: str, tmp_pat
         warnings.simplefilter("always")
         out = draw_timeline(line, tmp_path / "jp.png")
     assert out.stat().st_size > 0
-    assert [str(w.message) for w in caught] == []
+    # a connection another test left open may be collected here (a ResourceWarning): not ours
+    drawn = [str(w.message) for w in caught if not issubclass(w.category, ResourceWarning)]
+    assert drawn == []
     title, font = title_and_font(sid)
     charmap = FT2Font(findfont(font)).get_charmap()
     assert all(ord(c) in charmap for c in title)
