@@ -338,19 +338,29 @@ class Planner:
         return open_picks(picks, cat.priced, cat.profile, share=share, size=len(cat.allowed))
 
     def fallback_answer(self) -> FallbackAnswer:
-        """What ``load_tools(["*"])`` answers, priced once per catalog by
-        :func:`~.policy.lists_everything` at each level: every listing, else the names by bundle,
-        else (names too many to read) the bundles alone."""
+        """What ``load_tools(["*"])`` answers, priced once per catalog: every listing unless
+        :func:`~.policy.lists_everything` finds a directory and one round trip cheaper; then the
+        names by bundle or the bundles alone, whichever is smaller with what the model then
+        loads (one tool's listing by name, or its whole bundle's: size-weighted, since a needed
+        tool lies in a large bundle more often)."""
         cat = self.catalog()
         if cat.fallback is None:
             names = count_tokens(directory(self.registry)).n
-            bundles = count_tokens(directory(self.registry, bundles_only=True)).n
             if lists_everything(self._listing_tokens(), names, cat.profile):
                 cat.fallback = "listing"
             else:
-                named = lists_everything(names, bundles, cat.profile)
-                cat.fallback = "names" if named else "bundles"
+                by_name, by_bundle = self._after_directory()
+                bundles = count_tokens(directory(self.registry, bundles_only=True)).n
+                cat.fallback = "bundles" if bundles + by_bundle < names + by_name else "names"
         return cat.fallback
+
+    def _after_directory(self) -> tuple[float, float]:
+        """The mean tokens one tool's listing and one needed tool's whole bundle add."""
+        tokens = self.catalog().priced
+        sizes = [[tokens[m] for m in b.members if m in tokens] for b in self.registry.bundles()]
+        total = max(sum(map(len, sizes)), 1)
+        by_bundle = sum(len(b) * sum(b) for b in sizes) / total
+        return sum(tokens.values()) / max(len(tokens), 1), by_bundle
 
     def _listing_tokens(self) -> int:
         """What a fallback that lists every tool shows: their note (revealed by appending) or
