@@ -42,11 +42,12 @@ from tooltray.memory.retrieval.selector import (
     Selector,
     SessionSignals,
     build_selector,
+    companions,
     lexical_selector,
     said,
 )
 from tooltray.memory.retrieval.skills import SkillLibrary, load_skills
-from tooltray.memory.tuning import COMPANION_MIN, GROW_BAR, GROWTH_MISS
+from tooltray.memory.tuning import GROW_BAR, GROWTH_MISS
 from tooltray.tools.errors import TooltrayError
 from tooltray.tools.registry import ToolRegistry
 from tooltray.tools.render import (
@@ -405,10 +406,7 @@ class Planner:
         grown = self._growth(state, users, 1)
         top = max((c.score or 0.0 for c in grown), default=GROW_BAR)
         learned = self.signals.companions([s.name for s in specs])
-        ranked = sorted(learned.items(), key=lambda kv: -kv[1])
-        allowed = self.catalog().allowed
-        mates = [Candidate(n, "semantic", v * top) for n, v in ranked if v >= COMPANION_MIN]
-        mates = [c for c in mates if c.name in allowed]
+        mates = companions(learned, top, self.catalog().allowed.__contains__)
         return admit_growth(mates + grown, state.snapshot.loaded, self.settings.hard_max_tools)
 
     def _worth_revealing(

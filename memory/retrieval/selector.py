@@ -15,7 +15,7 @@ know (it exposes every tool and records the outage); ``lexical`` answers ``load_
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -282,6 +282,15 @@ class MessageScores:
         """The best score: how strongly the message matches anything."""
         finite = self.final[np.isfinite(self.final)]
         return float(finite.max()) if finite.size else 0.0
+
+
+def companions(
+    learned: Mapping[str, float], top: float, keep: Callable[[str], bool]
+) -> list[Candidate]:
+    """Learned co-use mates of at least :data:`COMPANION_MIN` strength that ``keep`` accepts,
+    strongest first, scored as that share of ``top`` (the picks they accompany)."""
+    ranked = sorted(learned.items(), key=lambda kv: -kv[1])
+    return [Candidate(n, "semantic", v * top) for n, v in ranked if v >= COMPANION_MIN and keep(n)]
 
 
 def said(users: Sequence[str]) -> list[str]:
@@ -633,12 +642,8 @@ class IndexSelector:
         self, signals: SelectionSignals, names: list[str], top: float, have: set[str]
     ) -> list[Candidate]:
         learned = signals.companions(names) if names else {}
-        ranked = sorted(learned.items(), key=lambda kv: -kv[1])
-        return [
-            Candidate(n, "semantic", v * top)
-            for n, v in ranked
-            if v >= COMPANION_MIN and n in self.index.position and n not in have
-        ]
+        known = self.index.position
+        return companions(learned, top, lambda n: n in known and n not in have)
 
     def vector_of(self, text: str) -> tuple[str, NDArray[np.float32]] | None:
         """``(embedder id, query vector)`` of one user message, for learning at turn end.
