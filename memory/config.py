@@ -82,6 +82,9 @@ class Settings(BaseSettings):
         embedder: ``minilm`` (offline default) or ``openai`` (an OpenAI-compatible server).
         embed_base_url: base URL of the embeddings server for ``embedder = "openai"``.
         embed_model: model name for the embeddings server.
+        embed_timeout: seconds one embeddings request may take before it counts as a failure.
+            A CPU server embedding a catalog batch on a busy machine can need more than the
+            default; too short, and every retry queues behind the abandoned request.
         embed_catalog: ``background`` (default): a catalog whose tool vectors are not cached
             yet is selected lexically while a background thread embeds it; dense scores join
             once it is done. ``wait``: the first selection embeds the catalog first (batch
@@ -177,6 +180,7 @@ class Settings(BaseSettings):
     embedder: Literal["minilm", "openai"] = "minilm"
     embed_base_url: str | None = None
     embed_model: str = "text-embedding-3-small"
+    embed_timeout: float = Field(default=10.0, gt=0, le=3600.0)
     embed_catalog: Literal["background", "wait"] = "background"
     skills_dir: Path | None = None
     result_max_chars: int = Field(default=1500, ge=100)

@@ -780,7 +780,8 @@ def make_embedder(settings: Settings, store: EmbeddingCache | None) -> Embedder:
     """The embedder the settings name, with document embeddings cached in ``store``."""
     inner: Embedder
     if settings.embedder == "openai":
-        inner = OpenAIEmbedder(base_url=str(settings.embed_base_url), model=settings.embed_model)
+        url, model = str(settings.embed_base_url), settings.embed_model
+        inner = OpenAIEmbedder(base_url=url, model=model, timeout=settings.embed_timeout)
     else:
         inner = default_embedder()
     cache = shared(store)  # the store, then the machine's vector file (TOOLTRAY_CACHE)
