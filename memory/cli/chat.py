@@ -343,6 +343,7 @@ def chat(
             _converse(agent, session_id, users, fmt)
         finally:
             agent.trinket.close()
+            agent.trinket.store.close()  # opened here, passed in: the trinket leaves it open
 
 
 def _converse(agent: Agent, session_id: str, users: Sequence[str] | None, fmt: str) -> None:

@@ -245,6 +245,7 @@ class ToolLoaderTrinket:
         self.registry = registry.narrowed(self.settings.allow, self.settings.deny or ())
         self.enabled = self.settings.enabled
         self.store_error: StoreError | None = None
+        self._owns_store = store is None  # a store passed in is its caller's to close
         self.store: BaseStore = store if store is not None else self._open_store()
         self.journal = Journal(self.store, lambda state: self._start(state, fresh=True))
         self.signals: SelectionSignals = learned_signals(
@@ -280,12 +281,15 @@ class ToolLoaderTrinket:
             return MemoryStore()
 
     def close(self) -> None:
-        """Store what is deferred and stop listening to signals (the stored state stays)."""
+        """Store what is deferred, stop listening to signals and release the connections of a
+        store this trinket opened (the stored state stays)."""
         self.flush()
         with self._lock:
             for session_id in list(self._sessions):
                 self._forget(session_id)
         sig.tools_registered.disconnect(self._on_tools_registered, sender=self.registry)
+        if self._owns_store:
+            self.store.close()
 
     def __enter__(self) -> ToolLoaderTrinket:
         return self

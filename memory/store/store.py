@@ -16,6 +16,7 @@ import logging
 import random
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -238,6 +239,8 @@ class Store:
     ) -> None:
         self.url = resolve_url(url)
         self.engine = _open(self.url, auto_upgrade)
+        # a store dropped without close() still releases its pooled connections when collected
+        weakref.finalize(self, self.engine.dispose)
         prepare_statements(self.engine)
         self._writes, self._reads = Patience(wait), Patience(wait)
         self._shared = threading.local()

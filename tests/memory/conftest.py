@@ -38,8 +38,9 @@ def make_trinket(registry: ToolRegistry, db_url: str) -> Iterator[MakeTrinket]:
         return trinket
 
     yield make
-    for trinket in made:
+    for trinket in made:  # the stores were passed in: the trinket leaves them open
         trinket.close()
+        trinket.store.close()
 
 
 def user(text: str) -> dict[str, str]:

@@ -4,6 +4,7 @@ summary gives recall, escapes, tokens and prefix changes; a missing matplotlib i
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -36,11 +37,11 @@ def _session(store: Store, sid: str, escape: bool) -> None:
 
 
 @pytest.fixture
-def store(db_url: str) -> Store:
-    made = Store(db_url, auto_upgrade=True)
-    _session(made, "calm", escape=False)
-    _session(made, "rescued", escape=True)
-    return made
+def store(db_url: str) -> Iterator[Store]:
+    with Store(db_url, auto_upgrade=True) as made:
+        _session(made, "calm", escape=False)
+        _session(made, "rescued", escape=True)
+        yield made
 
 
 def test_timeline_replays_loads_uses_escapes_and_evictions(store: Store) -> None:
@@ -147,9 +148,7 @@ def test_a_japanese_session_id_draws_without_missing_glyphs(db_url: str, tmp_pat
         warnings.simplefilter("always")
         out = draw_timeline(line, tmp_path / "jp.png")
     assert out.stat().st_size > 0
-    # a connection another test left open may be collected here (a ResourceWarning): not ours
-    drawn = [str(w.message) for w in caught if not issubclass(w.category, ResourceWarning)]
-    assert drawn == []
+    assert [str(w.message) for w in caught] == []
     title, font = title_and_font(sid)
     charmap = FT2Font(findfont(font)).get_charmap()
     assert all(ord(c) in charmap for c in title)
