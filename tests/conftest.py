@@ -9,6 +9,7 @@ cases skip locally and FAIL under ``CI=true``, so CI cannot go green without Pos
 from __future__ import annotations
 
 import atexit
+import compileall
 import os
 import shutil
 import sys
@@ -43,33 +44,57 @@ if "TOOLTRAY_CACHE" not in os.environ:
     os.environ["TOOLTRAY_CACHE"] = os.path.join(_run_cache, "vectors.sqlite")
     atexit.register(shutil.rmtree, _run_cache, True)
 
+
+def _compile_sources() -> None:
+    """Byte-compile tooltray's packages once, before any worker starts (the controller imports
+    this file first). The suite starts a few hundred interpreters (gateways, crash workers, CLI
+    runs, packaging checks), each importing tooltray: with ``PYTHONDONTWRITEBYTECODE`` set (as on
+    the shared machine) every one of them compiled ~170 modules from source, about 0.2 s of CPU
+    each. Up-to-date files are only stat'ed; the ``__pycache__`` folders are git-ignored."""
+    root = Path(TESTS).parent
+    for top in ("tools", "events", "memory", "migrations"):
+        compileall.compile_dir(root / top, quiet=2, workers=1)
+
+
+if os.environ.get("PYTEST_XDIST_WORKER") is None:
+    _compile_sources()
+
 HEAVY_FIRST = (
-    "reliability/test_concurrency.py",
-    "bench/test_reprocess.py",
     "reliability/test_crash.py",
-    "reliability/test_cli_fuzz.py",
     "gateway/test_gateway_names_policy.py",
-    "bench/test_llm_server.py",
-    "memory/test_trinket.py",
-    "gateway/test_gateway_pins.py",
+    "gateway/test_gateway_follow.py",
     "reliability/test_degradation.py",
-    "memory/test_demo_session.py",
-    "memory/test_demo_pieces.py",
+    "gateway/test_gateway_resume.py",
+    "reliability/test_cli_fuzz.py",
+    "gateway/test_gateway_fork.py",
+    "gateway/test_gateway_pins.py",
+    "bench/test_llm_server.py",
     "gateway/test_gateway_hints.py",
     "bench/test_session_replay.py",
-    "memory/test_boundary.py",
-    "retrieval/test_index.py",
-    "retrieval/test_background.py",
-    "gateway/test_gateway_resume.py",
-    "gateway/test_gateway_fork.py",
     "gateway/test_gateway_stdio.py",
-    "store/test_concurrency.py",
-    "lint/test_duplicates_large.py",
-    "gateway/test_gateway_http.py",
-    "store/test_learned.py",
+    "reliability/test_concurrency.py",
+    "bench/test_reprocess.py",
+    "gateway/test_gateway_faults.py",
+    "memory/test_demo_pieces.py",
     "test_packaging.py",
+    "gateway/test_gateway_access.py",
+    "lint/test_duplicates_large.py",
+    "memory/test_trinket.py",
+    "gateway/test_gateway_bounds.py",
+    "memory/test_demo_session.py",
+    "memory/test_boundary.py",
+    "gateway/test_gateway_bridge.py",
+    "gateway/test_gateway_unload.py",
+    "reliability/test_tool_used_durable.py",
+    "gateway/test_gateway_http.py",
+    "agent/test_agent_restart.py",
+    "store/test_concurrency.py",
+    "store/test_learned.py",
+    "gateway/test_gateway_release.py",
+    "gateway/test_gateway_hang.py",
 )
-"""Test files by measured time, longest first (tests/, 2 workers): see the ordering hook below."""
+"""Test files by measured time, longest first (``--durations=0`` summed per file; the order,
+not the figures, is what holds on a loaded machine): see the ordering hook below."""
 
 
 @pytest.hookimpl(trylast=True)

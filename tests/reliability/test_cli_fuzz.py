@@ -42,7 +42,7 @@ from tooltray.memory.config import Settings
 from tooltray.memory.config_check import OTHER_ENV
 
 FULL_EXAMPLES = 10_000
-CI_EXAMPLES = 200  # fresh random cases every run (no example database), so CI runs add up
+CI_EXAMPLES = 100  # fresh random cases every run (no example database), so CI runs add up
 EXAMPLES = FULL_EXAMPLES if rs.SIZES is not None and rs.SIZES.full else CI_EXAMPLES
 RUNS = settings(
     max_examples=EXAMPLES, deadline=None, database=None, suppress_health_check=list(HealthCheck)
