@@ -91,18 +91,26 @@ def test_a_small_catalog_still_lists_every_tool(make_trinket: MakeTrinket) -> No
     assert {s.name for s in registry.allowed()} <= set(trinket.loaded("small"))
 
 
-def test_a_full_loaded_set_gets_the_listing_since_no_name_could_load(
-    make_trinket: MakeTrinket,
-) -> None:
-    """At ``hard_max_tools`` a load by name is refused, so a names answer would strand the
-    model: ``load_tools(["*"])`` lists every tool for the turn, as the fallback does."""
-    registry = catalog(20, 12)
+def test_a_name_read_in_the_directory_loads_past_a_full_set(make_trinket: MakeTrinket) -> None:
+    """At ``hard_max_tools`` the directory is still the answer (listing 240 tools for one would
+    cost far more), and what the model then names from it loads past the cap, as the fallback's
+    own loads do: the tool is callable, nothing leaves, and a plain load stays refused."""
+    registry = catalog(4, 60)  # names by bundle
     trinket = make_trinket(reg=registry, path="text", hard_max_tools=8)
     trinket.handle_meta("full", LOAD_TOOLS, {"tools": [f"srv1_tool{i}" for i in range(8)]})
-    assert len(trinket.loaded("full")) >= 8
+    before = set(trinket.loaded("full"))
+    refused = trinket.handle_meta("full", LOAD_TOOLS, {"tools": ["srv3_tool0"]})
+    assert "Refused: srv3_tool0" in refused and "srv3_tool0" not in trinket.loaded("full")
     answer = trinket.handle_meta("full", LOAD_TOOLS, {"tools": ["*"]})
-    assert not answer.startswith("Too many tools"), answer[:200]
-    assert len(trinket.loaded("full")) >= len(registry.allowed())
+    assert answer.startswith("Too many tools") and "srv2_tool4" in answer
+    assert set(trinket.loaded("full")) == before  # a directory makes nothing callable
+    loaded = trinket.handle_meta("full", LOAD_TOOLS, {"tools": ["srv2_tool4"]})
+    assert loaded.startswith("Loaded: srv2_tool4"), loaded
+    after = trinket.loaded("full")
+    assert set(after) == before | {"srv2_tool4"}  # callable, and nothing unloaded
+    view = trinket.prepare("full", [{"role": "user", "content": "go on"}])
+    callable_ = {s.name for s in (*view.specs, *view.text_specs, *view.revealed)}
+    assert "srv2_tool4" in callable_ and before <= set(view.loaded)
 
 
 def test_names_too_many_to_read_give_way_to_the_bundles_alone(make_trinket: MakeTrinket) -> None:
