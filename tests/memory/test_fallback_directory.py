@@ -7,7 +7,10 @@ import pytest
 from tooltray.memory.config import Settings
 from tooltray.memory.core.planner import Planner
 from tooltray.memory.core.policy import LATENCY, PRICE, PROFILES, lists_everything
-from tooltray.memory.metatools.meta_tools import LOAD_TOOLS, directory
+from tooltray.memory.core.session import SessionState
+from tooltray.memory.metatools.meta_tools import LOAD_TOOLS, LoadRequest, directory, load_tools
+from tooltray.memory.retrieval.scoring import Candidate
+from tooltray.memory.store.records import LoadedTool, SessionSnapshot
 from tooltray.tools.registry import ToolRegistry
 from tooltray.tools.spec import ToolSpec
 
@@ -126,3 +129,26 @@ def test_names_too_many_to_read_give_way_to_the_bundles_alone(make_trinket: Make
     assert trinket.handle_meta("wide", LOAD_TOOLS, {"tools": ["*"]}) == text
     trinket.handle_meta("wide", LOAD_TOOLS, {"tools": ["srv7"]})
     assert {f"srv7_tool{i}" for i in range(30)} <= set(trinket.loaded("wide"))
+
+
+@pytest.mark.no_embedder
+def test_past_the_cap_only_what_the_model_names_after_a_directory_loads() -> None:
+    """The rule on hand-made values: a full set refuses every load; once the turn's fallback
+    answered with a directory, named tools and a named bundle's members load past the cap (as
+    escapes: they stay), a query's matches still do not, and nothing is unloaded."""
+    registry = catalog(3, 4)
+    held = tuple(
+        LoadedTool(f"srv0_tool{i}", i, 1, None, "escape") for i in range(4)
+    )  # srv0 loaded whole: the set is at hard_max = 4
+    state = SessionState("s", SessionSnapshot("s", 1, "active", held, {}))
+    ask = LoadRequest(names=("srv1_tool2", "srv2"), query="copies moves")
+    matches = [Candidate("srv1_tool0", "escape", 1.0)]
+    before = load_tools(registry, state, ask, lambda q: matches, hard_max=4)
+    assert before.added == [] and "srv1_tool2" in before.refused
+    state.fallback_turn = 1  # the directory was this turn's answer
+    after = load_tools(registry, state, ask, lambda q: matches, hard_max=4)
+    assert after.added == ["srv1_tool2", *(f"srv2_tool{i}" for i in range(4))]
+    assert after.refused == ["srv1_tool0"] and not after.changes.unloads
+    assert {load.source for load in after.changes.loads} == {"escape"}
+    state.fallback_turn = 0  # an earlier turn's directory opens nothing now
+    assert load_tools(registry, state, ask, lambda q: matches, hard_max=4).added == []
