@@ -369,16 +369,21 @@ def load_tools(
     search: Search,
     hard_max: int,
 ) -> Outcome:
-    """Append the named tools, bundles' members and query matches to the loaded set."""
+    """Append the named tools, bundles' members and query matches to the loaded set.
+
+    In a turn whose fallback answered with a directory, what the model names from it loads past
+    ``hard_max`` (as the fallback's own loads do): the directory is the model's last resort, so
+    a full set must not strand it there. The set still never shrinks mid-session."""
     out = Outcome(Changes(), "", query=request.query, asked=request.names)
     wanted, unknown = _resolve_names(registry, state, request.names, out)
+    named = set(wanted) if state.fallback_turn == state.turn else set()
     if request.query:
         wanted += [c.name for c in search(request.query) if registry.is_allowed(c.name)]
     room = hard_max - len(state.loaded_names())
     for name in dict.fromkeys(wanted):
         if state.is_loaded(name) and not _is_fallback(state, name):
             continue
-        if room <= 0:
+        if room <= 0 and name not in named:
             out.refused.append(name)
             out.changes.events.append(_refuse(state, name, f"loaded set is full ({hard_max})"))
             continue
@@ -530,9 +535,8 @@ def dispatch(
     """Carry out one meta-tool call and say which escape hatch it was, if any.
 
     ``answer`` says what ``load_tools(["*"])`` answers (asked only on that call): every tool's
-    listing or a directory, unless the loaded set is full (then no name could be loaded, so it
-    lists). The ``fallback`` tool, which promises every tool
-    callable, always lists them.
+    listing or a directory (which opens the turn's fallback, so a name read in it loads even into
+    a full set). The ``fallback`` tool, which promises every tool callable, always lists them.
 
     Raises:
         MetaToolArgumentError: the name is not a meta-tool or the arguments are unusable.
@@ -541,8 +545,9 @@ def dispatch(
         request = parse_load(arguments)
         if EVERY_TOOL not in request.names:
             return load_tools(registry, state, request, search, hard_max), "load_tools"
-        shown = answer() if len(state.loaded_names()) < hard_max else "listing"
+        shown = answer()
         if shown != "listing":
+            state.fallback_turn = state.turn
             return fallback(registry, state, answer=shown), "fallback"
         name = FALLBACK
     if name == UNLOAD_TOOLS:

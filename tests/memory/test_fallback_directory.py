@@ -7,7 +7,10 @@ import pytest
 from tooltray.memory.config import Settings
 from tooltray.memory.core.planner import Planner
 from tooltray.memory.core.policy import LATENCY, PRICE, PROFILES, lists_everything
-from tooltray.memory.metatools.meta_tools import LOAD_TOOLS, directory
+from tooltray.memory.core.session import SessionState
+from tooltray.memory.metatools.meta_tools import LOAD_TOOLS, LoadRequest, directory, load_tools
+from tooltray.memory.retrieval.scoring import Candidate
+from tooltray.memory.store.records import LoadedTool, SessionSnapshot
 from tooltray.tools.registry import ToolRegistry
 from tooltray.tools.spec import ToolSpec
 
@@ -91,18 +94,26 @@ def test_a_small_catalog_still_lists_every_tool(make_trinket: MakeTrinket) -> No
     assert {s.name for s in registry.allowed()} <= set(trinket.loaded("small"))
 
 
-def test_a_full_loaded_set_gets_the_listing_since_no_name_could_load(
-    make_trinket: MakeTrinket,
-) -> None:
-    """At ``hard_max_tools`` a load by name is refused, so a names answer would strand the
-    model: ``load_tools(["*"])`` lists every tool for the turn, as the fallback does."""
-    registry = catalog(20, 12)
+def test_a_name_read_in_the_directory_loads_past_a_full_set(make_trinket: MakeTrinket) -> None:
+    """At ``hard_max_tools`` the directory is still the answer (listing 240 tools for one would
+    cost far more), and what the model then names from it loads past the cap, as the fallback's
+    own loads do: the tool is callable, nothing leaves, and a plain load stays refused."""
+    registry = catalog(4, 60)  # names by bundle
     trinket = make_trinket(reg=registry, path="text", hard_max_tools=8)
     trinket.handle_meta("full", LOAD_TOOLS, {"tools": [f"srv1_tool{i}" for i in range(8)]})
-    assert len(trinket.loaded("full")) >= 8
+    before = set(trinket.loaded("full"))
+    refused = trinket.handle_meta("full", LOAD_TOOLS, {"tools": ["srv3_tool0"]})
+    assert "Refused: srv3_tool0" in refused and "srv3_tool0" not in trinket.loaded("full")
     answer = trinket.handle_meta("full", LOAD_TOOLS, {"tools": ["*"]})
-    assert not answer.startswith("Too many tools"), answer[:200]
-    assert len(trinket.loaded("full")) >= len(registry.allowed())
+    assert answer.startswith("Too many tools") and "srv2_tool4" in answer
+    assert set(trinket.loaded("full")) == before  # a directory makes nothing callable
+    loaded = trinket.handle_meta("full", LOAD_TOOLS, {"tools": ["srv2_tool4"]})
+    assert loaded.startswith("Loaded: srv2_tool4"), loaded
+    after = trinket.loaded("full")
+    assert set(after) == before | {"srv2_tool4"}  # callable, and nothing unloaded
+    view = trinket.prepare("full", [{"role": "user", "content": "go on"}])
+    callable_ = {s.name for s in (*view.specs, *view.text_specs, *view.revealed)}
+    assert "srv2_tool4" in callable_ and before <= set(view.loaded)
 
 
 def test_names_too_many_to_read_give_way_to_the_bundles_alone(make_trinket: MakeTrinket) -> None:
@@ -118,3 +129,26 @@ def test_names_too_many_to_read_give_way_to_the_bundles_alone(make_trinket: Make
     assert trinket.handle_meta("wide", LOAD_TOOLS, {"tools": ["*"]}) == text
     trinket.handle_meta("wide", LOAD_TOOLS, {"tools": ["srv7"]})
     assert {f"srv7_tool{i}" for i in range(30)} <= set(trinket.loaded("wide"))
+
+
+@pytest.mark.no_embedder
+def test_past_the_cap_only_what_the_model_names_after_a_directory_loads() -> None:
+    """The rule on hand-made values: a full set refuses every load; once the turn's fallback
+    answered with a directory, named tools and a named bundle's members load past the cap (as
+    escapes: they stay), a query's matches still do not, and nothing is unloaded."""
+    registry = catalog(3, 4)
+    held = tuple(
+        LoadedTool(f"srv0_tool{i}", i, 1, None, "escape") for i in range(4)
+    )  # srv0 loaded whole: the set is at hard_max = 4
+    state = SessionState("s", SessionSnapshot("s", 1, "active", held, {}))
+    ask = LoadRequest(names=("srv1_tool2", "srv2"), query="copies moves")
+    matches = [Candidate("srv1_tool0", "escape", 1.0)]
+    before = load_tools(registry, state, ask, lambda q: matches, hard_max=4)
+    assert before.added == [] and "srv1_tool2" in before.refused
+    state.fallback_turn = 1  # the directory was this turn's answer
+    after = load_tools(registry, state, ask, lambda q: matches, hard_max=4)
+    assert after.added == ["srv1_tool2", *(f"srv2_tool{i}" for i in range(4))]
+    assert after.refused == ["srv1_tool0"] and not after.changes.unloads
+    assert {load.source for load in after.changes.loads} == {"escape"}
+    state.fallback_turn = 0  # an earlier turn's directory opens nothing now
+    assert load_tools(registry, state, ask, lambda q: matches, hard_max=4).added == []
