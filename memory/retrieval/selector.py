@@ -584,7 +584,8 @@ class IndexSelector:
         line's bundles ranked alone, a guessed name's real tool first."""
         ask = self._reader.read(query)
         vector = self._vector(ask.text) if dense else None
-        return self._fresh(ask, exclude, vector) or self._loaded(ask, exclude, vector)
+        held = self._twins.beside(exclude) if exclude else exclude
+        return self._fresh(ask, held, vector) or self._loaded(ask, exclude, vector)
 
     def _fresh(self, ask: Ask, exclude: Collection[str], vector: Any) -> list[Candidate]:
         """The answer among the tools not in ``exclude``."""
