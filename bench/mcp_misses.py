@@ -66,7 +66,7 @@ def analyse(trinket: Any, registry: Any, row: dict[str, Any]) -> dict[str, Any]:
     selector = trinket.planner.selector()
     index = selector.index
     answer = [c.name for c in selector.search(row["query"], ())]
-    ask = selector._asks().read(row["query"])
+    ask = selector._reader.read(row["query"])
     i = index.position[row["tool"]]
     scored = index.score(ask.text, query_vector=selector._vector(ask.text))[0]
     spec = registry.get(row["tool"])

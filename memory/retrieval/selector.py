@@ -16,7 +16,8 @@ know (it exposes every tool and records the outage); ``lexical`` answers ``load_
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -35,6 +36,7 @@ from tooltray.memory.learning.usage import Explained, Usage
 from tooltray.memory.retrieval import Hit, ToolIndex, doc_text
 from tooltray.memory.retrieval.asks import Ask, Asks
 from tooltray.memory.retrieval.index import Bundles, choose, mates
+from tooltray.memory.retrieval.places import Twins
 from tooltray.memory.retrieval.scoring import Candidate, Scored, zscores
 from tooltray.memory.store.records import Source
 from tooltray.memory.tuning import (
@@ -506,18 +508,39 @@ class IndexSelector:
         if len(self.memo) > MEMO_SIZE:
             del self.memo[next(iter(self.memo))]
 
+    @cached_property
+    def _twins(self) -> Twins:
+        """The catalog's exact twins, read on the first search."""
+        return Twins(self.index.specs)
+
     def _answer(self, query: str, exclude: Collection[str], vector: Any = None) -> list[Candidate]:
         """A ``load_tools`` answer, dense or lexical alike: none of ``exclude``, and with it no
-        bundle-mates fill the places the bar leaves."""
-        hits = self.index.picks(
-            query,
-            SEARCH_K,
-            query_vector=vector,
-            exclude=exclude,
-            pull=not exclude,
-            siblings=SEARCH_K,
-        )
+        bundle-mates fill the places the bar leaves; exact twins share a place
+        (:mod:`~tooltray.memory.retrieval.places`)."""
+        hits = self._picks(query, exclude, vector, SEARCH_K)
+        doubles = self._twins.doubles([self.index.position[h.name] for h in hits])
+        if doubles:
+            hits = self._picks(query, exclude, vector, SEARCH_K + doubles)
+        hits = self._with_twins(hits, exclude)
         return _candidates(hits + self._ties(query, exclude, vector, hits))
+
+    def _picks(self, query: str, exclude: Collection[str], vector: Any, k: int) -> list[Hit]:
+        pull = not exclude
+        return self.index.picks(
+            query, k, query_vector=vector, exclude=exclude, pull=pull, siblings=SEARCH_K
+        )
+
+    def _with_twins(self, hits: list[Hit], exclude: Collection[str]) -> list[Hit]:
+        """``hits`` with each one's exact twins (not in ``exclude``) beside it."""
+        if not self._twins.of:
+            return hits
+        names, skip = self.index.names, set(exclude)
+        order = [self.index.position[h.name] for h in hits]
+        kept = self._twins.places(order, len(order), lambda j: names[j] not in skip)
+        by_name = {h.name: h for h in hits}
+        twin_of = {j: i for i in order for j in self._twins.of.get(i, ())}
+        return [by_name.get(names[i]) or replace(by_name[names[twin_of[i]]], name=names[i])
+                for i in kept]  # fmt: skip
 
     def _ties(
         self, query: str, exclude: Collection[str], vector: Any, hits: list[Hit]
@@ -561,7 +584,8 @@ class IndexSelector:
         line's bundles ranked alone, a guessed name's real tool first."""
         ask = self._reader.read(query)
         vector = self._vector(ask.text) if dense else None
-        return self._fresh(ask, exclude, vector) or self._loaded(ask, exclude, vector)
+        held = self._twins.beside(exclude) if exclude else exclude
+        return self._fresh(ask, held, vector) or self._loaded(ask, exclude, vector)
 
     def _fresh(self, ask: Ask, exclude: Collection[str], vector: Any) -> list[Candidate]:
         """The answer among the tools not in ``exclude``."""
@@ -589,7 +613,9 @@ class IndexSelector:
         members = [i for b in ask.bundles for i in self.index.bundles.members.get(b, ())]
         skip = set(exclude)
         kept = [i for i in members if self.index.names[i] not in skip]
-        return self._scored(sorted(kept, key=lambda i: -float(fused[i]))[:SERVER_K], fused)
+        ranked = sorted(kept, key=lambda i: -float(fused[i]))
+        places = self._twins.places(ranked, SERVER_K, set(kept).__contains__)
+        return self._scored(places, fused)
 
     def recall_skills(self, library: SkillLibrary, goal: str) -> list[Skill]:
         """Skills matching ``goal``, with a bar set by the goal's cosines over the tool docs."""
