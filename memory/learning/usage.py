@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 from functools import cached_property
 from typing import Literal
@@ -150,13 +150,19 @@ def priors(usage: Usage, declared: Mapping[str, float], bundle_of: BundleOf) -> 
 
 def usual(picks: Sequence[Candidate], known: Mapping[str, Prior]) -> list[Candidate]:
     """``picks`` as the message made them, then the tools a prior alone proposes (no score: the
-    message did not pick them), priced by that chance. A pick keeps its own chance: a prior is
-    the chance of a miss, which a tool the message picked is not."""
+    message did not pick them), priced by that chance. ``known`` holds the priors of the tools
+    the request misses (``Planner._unfound``): a pick among them is a weak one, so it takes the
+    prior where that is larger (a miss is what the prior counts)."""
     have = {c.name for c in picks}
     return [
-        *picks,
+        *(raised(c, known[c.name]) if c.name in known else c for c in picks),
         *(Candidate(n, p.source, None, p.chance) for n, p in known.items() if n not in have),
     ]
+
+
+def raised(pick: Candidate, prior: Prior) -> Candidate:
+    """``pick`` with the larger of its own chance and ``prior``'s (score and source kept)."""
+    return replace(pick, chance=max(pick.chance or 0.0, prior.chance))
 
 
 # ----- the ``implicit`` setting ----------------------------------------------------------------
