@@ -478,7 +478,9 @@ class Planner:
         if cat.implicit is None:
             cat.bundle_of = {name: spec.bundle for name, spec in cat.allowed.items()}
             cat.implicit = declared(self.settings.implicit, cat.bundle_of)
-        return priors(signals.usage(explained=self._explained()), cat.implicit, cat.bundle_of)
+        usage = signals.usage(explained=self._explained())
+        priced = self.settings.opening == "priced"
+        return priors(usage, cat.implicit, cat.bundle_of, priced=priced)
 
     def _explained(self) -> Explained | None:
         """The catalog's document vectors and ``max_tools`` as :class:`Explained`, kept while

@@ -31,7 +31,12 @@ from tooltray.memory.learning.usage import (
 from tooltray.memory.retrieval.scoring import Candidate
 from tooltray.memory.retrieval.selector import SessionSignals
 from tooltray.memory.store import Store
-from tooltray.memory.tuning import IMPLICIT_CHANCE, USAGE_MIN_SESSIONS, USAGE_PSEUDO
+from tooltray.memory.tuning import (
+    IMPLICIT_CHANCE,
+    USAGE_MIN_CHANCE,
+    USAGE_MIN_SESSIONS,
+    USAGE_PSEUDO,
+)
 from tooltray.tools.demo import demo_registry
 from tooltray.tools.errors import ConfigError
 from tooltray.tools.registry import ToolRegistry
@@ -237,6 +242,21 @@ def test_shares_wait_for_the_minimum_and_shrink_a_coincidence() -> None:
     assert list(known) == ["fetch", WRITE]  # best first; "once" is no tool of the catalog
     assert known[WRITE].sessions == 10 and known[WRITE].server_share == pytest.approx(3 / 12)
     assert priors(Usage((1.0,) * 10, (frozenset({"once"}),) + (frozenset(),) * 9), {}, {}) == {}
+
+
+@pytest.mark.no_embedder
+def test_a_steady_share_under_the_floor_counts_where_the_opening_prices() -> None:
+    """Three of twenty sessions (0.14, under the floor) are a habit the priced opening weighs;
+    the unpriced ``share`` opening keeps the floor; one use, or old ones, stay out."""
+    of = {WRITE: "filesystem"}
+    twenty = Usage((1.0,) * 20, (frozenset({WRITE}),) * 3 + (frozenset(),) * 17)
+    assert twenty.shares[WRITE] < USAGE_MIN_CHANCE and twenty.uses[WRITE] == 3.0
+    assert priors(twenty, {}, of) == {}
+    assert priors(twenty, {}, of, priced=True)[WRITE].chance == pytest.approx(3 / 22)
+    once = Usage((1.0,) * 20, (frozenset({WRITE}),) + (frozenset(),) * 19)
+    assert priors(once, {}, of, priced=True) == {}
+    old = Usage((0.5,) * 3 + (1.0,) * 17, twenty.tools)  # three uses, half-forgotten: 1.5
+    assert priors(old, {}, of, priced=True) == {}
 
 
 def test_a_use_counts_only_below_the_requests_top_tools() -> None:
