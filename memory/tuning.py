@@ -227,6 +227,10 @@ USAGE_PSEUDO = 2.0
 #: a prior under this is no candidate: one use in five or more sessions (at most 0.14) is a
 #: coincidence, and a gateway's ``share`` opening, which does not price, would hold it
 USAGE_MIN_CHANCE = 0.15
+#: ... unless this many (decayed) past sessions missed it and the opening prices it: a steady
+#: share under the floor (3 of 20 sessions: 0.14) is a habit, not a coincidence, and the price
+#: decides whether it pays; at 10 sessions or fewer the floor says the same (two uses: 0.17)
+USAGE_MIN_USES = 2.0
 #: chance of a tool the ``implicit`` setting names (a bundle entry shares it among its tools):
 #: "any session may need it" read as even odds, priced like a pick (README, configuration)
 IMPLICIT_CHANCE = 0.5

@@ -168,7 +168,7 @@ def _candidates(
     have = [index.position[n] for n in state.loaded_names() if n in index.position]
     line = _bar(lifted, phase, have)
     loads = {c.name: c for c in plan.loads}
-    why = _priors(planner, state)
+    why = _priors(planner, state, message)
     order = [int(i) for i in np.argsort(-lifted, kind="stable")[:SHOWN]]
     names = list(dict.fromkeys([*loads, *(index.names[i] for i in order)]))
     rows = []
@@ -194,12 +194,13 @@ def _bar(lifted: Any, phase: str, loaded: Sequence[int]) -> float:
     return max(GROW_BAR, GROW_RATIO * float(np.max(rest)))
 
 
-def _priors(planner: Planner, state: SessionState) -> dict[str, str]:
-    """Why a prior made a tool a candidate: its usage share over past sessions (but this one),
-    or the ``implicit`` setting."""
+def _priors(planner: Planner, state: SessionState, message: str) -> dict[str, str]:
+    """Why a prior made a tool a candidate: its usage share over past sessions (but this one)
+    where ``message`` does not find it itself, or the ``implicit`` setting."""
     from tooltray.memory.retrieval.selector import SessionSignals
 
-    known = planner.priors(SessionSignals(planner.signals, state.session_id))
+    signals = SessionSignals(planner.signals, state.session_id)
+    known = planner.priors_for([*state.user_texts, message], signals)
     return {name: prior.why() for name, prior in known.items()}
 
 

@@ -13,6 +13,8 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from tooltray.memory.config import Settings
 from tooltray.memory.core.decision import Plan as Plan
 from tooltray.memory.core.policy import (
@@ -450,7 +452,23 @@ class Planner:
         if not users:
             return []
         signals = SessionSignals(self.signals, session)
-        return usual(self.selector().boundary(users, signals), self.priors(signals))
+        picks = self.selector().boundary(users, signals)
+        return usual(picks, self.priors_for(users, signals))
+
+    def priors_for(self, users: Sequence[str], signals: SelectionSignals) -> dict[str, Prior]:
+        """:meth:`priors` less the usage priors of the tools this request would find itself, by
+        the test that made them priors (:class:`Explained`, on the request learning stores): a
+        past use counted only where its request missed the tool, so a request that finds it
+        has no prior to add. Declared (``implicit``) chances stay: no request conditions them."""
+        known = self.priors(signals)
+        explained, text = self._explained(), self.request_text(users)
+        if not known or text is None or explained is None:
+            return known
+        given = self.selector().vector_of(text)
+        if given is None:
+            return known
+        missed = explained.missed(np.asarray(given[1], np.float32)[None, :], [list(known)])
+        return {n: p for n, p in known.items() if p.source != "usage" or n in missed[0]}
 
     def priors(self, signals: SelectionSignals) -> dict[str, Prior]:
         """Each tool's usage prior or declared chance (:mod:`~tooltray.memory.learning.usage`):
@@ -460,7 +478,9 @@ class Planner:
         if cat.implicit is None:
             cat.bundle_of = {name: spec.bundle for name, spec in cat.allowed.items()}
             cat.implicit = declared(self.settings.implicit, cat.bundle_of)
-        return priors(signals.usage(explained=self._explained()), cat.implicit, cat.bundle_of)
+        usage = signals.usage(explained=self._explained())
+        priced = self.settings.opening == "priced"
+        return priors(usage, cat.implicit, cat.bundle_of, priced=priced)
 
     def _explained(self) -> Explained | None:
         """The catalog's document vectors and ``max_tools`` as :class:`Explained`, kept while

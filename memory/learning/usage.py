@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 from functools import cached_property
 from typing import Literal
@@ -30,6 +30,7 @@ from tooltray.memory.tuning import (
     IMPLICIT_CHANCE,
     USAGE_MIN_CHANCE,
     USAGE_MIN_SESSIONS,
+    USAGE_MIN_USES,
     USAGE_PSEUDO,
 )
 from tooltray.tools.errors import ConfigError
@@ -50,6 +51,15 @@ class Usage:
     def sessions(self) -> int:
         """How many past sessions the shares are over."""
         return len(self.weights)
+
+    @cached_property
+    def uses(self) -> dict[str, float]:
+        """Tool -> decayed count of the sessions that used it (before any shrinkage)."""
+        out: dict[str, float] = {}
+        for weight, tools in zip(self.weights, self.tools, strict=True):
+            for tool in tools:
+                out[tool] = out.get(tool, 0.0) + weight
+        return out
 
     @cached_property
     def shares(self) -> dict[str, float]:
@@ -130,14 +140,19 @@ class Prior:
         return text
 
 
-def priors(usage: Usage, declared: Mapping[str, float], bundle_of: BundleOf) -> dict[str, Prior]:
+def priors(
+    usage: Usage, declared: Mapping[str, float], bundle_of: BundleOf, *, priced: bool = False
+) -> dict[str, Prior]:
     """Every tool whose learned share or declared chance reaches :data:`USAGE_MIN_CHANCE`, with
-    the larger of the two, best first."""
+    the larger of the two, best first; for an opening that prices its picks (``priced``), also
+    a share under it that :data:`USAGE_MIN_USES` sessions back (the price decides)."""
     learned, servers = usage.shares, usage.server_shares(bundle_of) if usage.shares else {}
+    habit = {n for n, k in usage.uses.items() if k >= USAGE_MIN_USES} if priced and learned else ()
     out: dict[str, Prior] = {}
     for name in {*learned, *declared}:
         share, given = learned.get(name, 0.0), declared.get(name, 0.0)
-        if max(share, given) < USAGE_MIN_CHANCE or name not in bundle_of:
+        low = max(share, given) < USAGE_MIN_CHANCE and name not in habit
+        if low or name not in bundle_of:
             continue
         if given > share:
             out[name] = Prior(given, "implicit")
@@ -150,13 +165,19 @@ def priors(usage: Usage, declared: Mapping[str, float], bundle_of: BundleOf) -> 
 
 def usual(picks: Sequence[Candidate], known: Mapping[str, Prior]) -> list[Candidate]:
     """``picks`` as the message made them, then the tools a prior alone proposes (no score: the
-    message did not pick them), priced by that chance. A pick keeps its own chance: a prior is
-    the chance of a miss, which a tool the message picked is not."""
+    message did not pick them), priced by that chance. ``known`` holds the priors of the tools
+    the request misses (``Planner._unfound``): a pick among them is a weak one, so it takes the
+    prior where that is larger (a miss is what the prior counts)."""
     have = {c.name for c in picks}
     return [
-        *picks,
+        *(raised(c, known[c.name]) if c.name in known else c for c in picks),
         *(Candidate(n, p.source, None, p.chance) for n, p in known.items() if n not in have),
     ]
+
+
+def raised(pick: Candidate, prior: Prior) -> Candidate:
+    """``pick`` with the larger of its own chance and ``prior``'s (score and source kept)."""
+    return replace(pick, chance=max(pick.chance or 0.0, prior.chance))
 
 
 # ----- the ``implicit`` setting ----------------------------------------------------------------

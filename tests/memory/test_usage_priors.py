@@ -29,8 +29,14 @@ from tooltray.memory.learning.usage import (
     usual,
 )
 from tooltray.memory.retrieval.scoring import Candidate
+from tooltray.memory.retrieval.selector import SessionSignals
 from tooltray.memory.store import Store
-from tooltray.memory.tuning import IMPLICIT_CHANCE, USAGE_MIN_SESSIONS, USAGE_PSEUDO
+from tooltray.memory.tuning import (
+    IMPLICIT_CHANCE,
+    USAGE_MIN_CHANCE,
+    USAGE_MIN_SESSIONS,
+    USAGE_PSEUDO,
+)
 from tooltray.tools.demo import demo_registry
 from tooltray.tools.errors import ConfigError
 from tooltray.tools.registry import ToolRegistry
@@ -73,6 +79,7 @@ PAST = [
     ("Convert 30 miles to kilometres.", "math_convert_units"),
 ]
 NEW = "Will it rain in Paris this weekend?"  # names no file, no saving, no writing
+NAMED = "Write the meeting notes into the file notes.txt."  # finds the tool itself
 
 
 def specs() -> list[ToolSpec]:
@@ -167,9 +174,11 @@ def test_declared_implicit_tools_are_priced_without_history(catalog: Path, url: 
     trinket = ToolLoaderTrinket(registry, Store(url), settings=settings)
     try:
         loaded = opening(trinket, "declared")
+        signals = SessionSignals(trinket.planner.signals, "named")
+        named = trinket.planner.priors_for([NAMED], signals)  # a request finding it keeps it
     finally:
         trinket.close()
-    assert loaded.get(WRITE) == "implicit"
+    assert loaded.get(WRITE) == "implicit" and named[WRITE].source == "implicit"
     assert "filesystem_edit_file" not in loaded and "filesystem_read_file" not in loaded
     with pytest.raises(ConfigError) as bad:
         ToolLoaderTrinket(registry, settings=Settings(db=url, implicit=["filesytem_write_file"]))
@@ -197,6 +206,18 @@ def test_explain_says_which_prior_loaded_a_tool(
     assert rows[WRITE] == f"loads (declared implicit, chance {IMPLICIT_CHANCE:.2f})"
 
 
+def test_a_request_that_finds_the_tool_adds_no_prior(trinket: ToolLoaderTrinket) -> None:
+    """The prior counts the uses whose request missed the tool, so it is added only where this
+    request misses it too (the same test, on the request learning stores); a request naming
+    the file finds the tool and its own pick prices it."""
+    past_sessions(trinket, 0, USAGE_MIN_SESSIONS + 1)
+    planner = trinket.planner
+    signals = SessionSignals(planner.signals, "new")
+    assert planner.priors(signals)[WRITE].source == "usage"
+    assert WRITE in planner.priors_for([NEW], signals)
+    assert WRITE not in planner.priors_for([NAMED], signals)
+
+
 def test_only_uses_the_message_did_not_find_count(trinket: ToolLoaderTrinket) -> None:
     """A tool the sessions' own requests named gets no prior however often it was used; one
     used where the request did not name it gets one."""
@@ -221,6 +242,21 @@ def test_shares_wait_for_the_minimum_and_shrink_a_coincidence() -> None:
     assert list(known) == ["fetch", WRITE]  # best first; "once" is no tool of the catalog
     assert known[WRITE].sessions == 10 and known[WRITE].server_share == pytest.approx(3 / 12)
     assert priors(Usage((1.0,) * 10, (frozenset({"once"}),) + (frozenset(),) * 9), {}, {}) == {}
+
+
+@pytest.mark.no_embedder
+def test_a_steady_share_under_the_floor_counts_where_the_opening_prices() -> None:
+    """Three of twenty sessions (0.14, under the floor) are a habit the priced opening weighs;
+    the unpriced ``share`` opening keeps the floor; one use, or old ones, stay out."""
+    of = {WRITE: "filesystem"}
+    twenty = Usage((1.0,) * 20, (frozenset({WRITE}),) * 3 + (frozenset(),) * 17)
+    assert twenty.shares[WRITE] < USAGE_MIN_CHANCE and twenty.uses[WRITE] == 3.0
+    assert priors(twenty, {}, of) == {}
+    assert priors(twenty, {}, of, priced=True)[WRITE].chance == pytest.approx(3 / 22)
+    once = Usage((1.0,) * 20, (frozenset({WRITE}),) + (frozenset(),) * 19)
+    assert priors(once, {}, of, priced=True) == {}
+    old = Usage((0.5,) * 3 + (1.0,) * 17, twenty.tools)  # three uses, half-forgotten: 1.5
+    assert priors(old, {}, of, priced=True) == {}
 
 
 def test_a_use_counts_only_below_the_requests_top_tools() -> None:
@@ -254,17 +290,24 @@ def test_declared_entries_name_tools_bundles_server_tool_and_patterns() -> None:
         check_implicit(["bundle:filesystm"], specs())
 
 
+@pytest.mark.no_embedder
 def test_a_prior_is_a_chance_the_opening_prices() -> None:
-    """A pick the message made keeps its score, source and chance (a prior is the chance of a
-    miss, which a pick is not); a tool the prior alone proposes has no score; the opening holds
+    """The priors given are those of tools the request misses (``Planner.priors_for``): a pick
+    among them keeps its score and source and takes the prior's chance where larger, a pick
+    without one keeps its own; a tool the prior alone proposes has no score; the opening holds
     each whose chance pays."""
     known = {WRITE: Prior(0.3, "usage", 10), "weather_forecast": Prior(0.4, "usage", 10)}
-    picks = [Candidate("weather_forecast", "semantic", 3.0)]
+    picks = [Candidate("weather_forecast", "semantic", 3.0), Candidate("email_send", "lexical")]
+    picks += [Candidate("calendar_list_events", "semantic", 2.0, 0.6)]
+    known["calendar_list_events"] = Prior(0.2, "usage", 10)
     out = usual(picks, known)
     assert [(c.name, c.source, c.score, c.chance) for c in out] == [
-        ("weather_forecast", "semantic", 3.0, None),
+        ("weather_forecast", "semantic", 3.0, 0.4),
+        ("email_send", "lexical", None, None),
+        ("calendar_list_events", "semantic", 2.0, 0.6),
         (WRITE, "usage", None, 0.3),
     ]
+    out = [c for c in out if c.name in {"weather_forecast", WRITE}]
     sizes = {"weather_forecast": 100, WRITE: 100}
     assert {c.name for c in open_picks(out, sizes, LATENCY, share=False).held} == set(sizes)
     sizes[WRITE] = 5000  # 0.3 of an escape does not pay for holding 5,000 tokens
