@@ -117,7 +117,7 @@ def show_command(session: str, db: str | None, catalog: str | None, fmt: str) ->
         known_session(store, session)
         state = session_state(store, session)
         planner = dry_planner(load_registry(catalog), settings_for(db, catalog), store)
-        view = selected_view(state, planner.settings, planner.registry, planner)
+        view = selected_view(state.snapshot, planner.settings, planner.registry, planner)
         menu = planner.menu() if state.selection_mode != "all" else ""
     finally:
         store.close()

@@ -74,10 +74,13 @@ class Decision:
     changes: tuple[Changes, ...] = ()
     notices: tuple[Notice, ...] = ()
     marks: Marks | None = None
+    #: the catalog's plan the decision appends, for the trinket's log line (``None``: none)
+    plan: Plan | None = None
 
     def __add__(self, other: Decision) -> Decision:
         marks = other.marks if other.marks is not None else self.marks
-        return Decision(self.changes + other.changes, self.notices + other.notices, marks)
+        plan = other.plan if other.plan is not None else self.plan
+        return Decision(self.changes + other.changes, self.notices + other.notices, marks, plan)
 
 
 NOTHING = Decision()
@@ -150,6 +153,54 @@ class Due:
     first: bool
     fresh: int
     marks: Marks
+
+
+@dataclass(frozen=True)
+class Growth:
+    """What the selector says a later turn may append: its growth candidates and, where a
+    reveal is priced, the boundary's picks over the same conversation."""
+
+    grown: list[Candidate] = field(default_factory=list)
+    boundary: list[Candidate] | None = None
+
+
+@dataclass(frozen=True)
+class Scores:
+    """The catalog's scores for the selection a turn owes, read once before the pure rules:
+    the boundary's picks (usage priors in), the chance mass the session needs, the tools its
+    skills require, and growth (a later turn's, or what a resumed session grows)."""
+
+    picks: list[Candidate] = field(default_factory=list)
+    needs: float = 0.0
+    skills: list[str] = field(default_factory=list)
+    growth: Growth | None = None
+
+
+@dataclass(frozen=True)
+class Fault:
+    """No selection this turn (scoring failed, or a degraded session waits for its next turn):
+    the marks the session has then, and an outage's first fault's history detail."""
+
+    marks: Marks
+    detail: str | None = None
+
+
+@dataclass(frozen=True)
+class Owed:
+    """A turn before it is scored: the counter's move (a fallback of an earlier turn ends), the
+    session after it, and the selection it owes (``None``: none)."""
+
+    moved: Decision
+    snap: Snap
+    due: Due | None
+
+
+class Chooser(Protocol):
+    """What turns scores into a plan (the planner's pure half, over its prepared catalog)."""
+
+    def choose(self, snapshot: SessionSnapshot, due: Due, scores: Scores) -> Plan:
+        """The plan ``scores`` call for in ``snapshot``'s session."""
+        ...
 
 
 class Shown(Protocol):
@@ -258,6 +309,30 @@ def used(snap: Snap, tool: str, turn: int, allowed: bool) -> Decision:
 
 
 # ----- selection --------------------------------------------------------------------------------
+
+
+def owed(snap: Snap, conv: Conversation, growth: str) -> Owed:
+    """The turn's move (:func:`advance`) and the selection it then owes (:func:`due`): what the
+    catalog is asked to score."""
+    moved = advance(snap, conv.turn)
+    after = snap.after(moved)
+    return Owed(moved, after, due(after, conv, growth))
+
+
+def on_prepare(
+    turn: Owed, conv: Conversation, scores: Scores | Fault | None, chooser: Chooser, reveal: str
+) -> Decision:
+    """A ``prepare``'s one decision before its view: the move, then the plan the scores call for
+    appended (:func:`select`), or, on a fault, no selection and the outage's history row."""
+    if isinstance(scores, Fault):
+        detail = scores.detail
+        rows = (Changes(events=[turn.snap.event("degraded", None, detail)]),) if detail else ()
+        return turn.moved + Decision(rows, (), scores.marks)
+    if turn.due is None or scores is None:
+        return turn.moved
+    plan = chooser.choose(turn.snap.snapshot, turn.due, scores)
+    chosen = Decision(marks=turn.due.marks, plan=plan)
+    return turn.moved + chosen + select(turn.snap, conv, turn.due, plan, reveal)
 
 
 def due(snap: Snap, conv: Conversation, growth: str) -> Due | None:

@@ -2,9 +2,10 @@
 
 The planner owns what depends on the allowed catalog as a whole (the :class:`Selector` and its
 index, the skill library, per-tool token counts, the bundle menu, the eager cost) and rebuilds it
-only when the allowed set changes. It asks the selector for scores and the pure rules of
-:mod:`~tooltray.memory.core.policy` for what they admit; its :class:`Plan` is what the turn's
-pure decision (:mod:`~tooltray.memory.core.decision`) appends.
+only when the allowed set changes. :meth:`Planner.scores` asks the selector and the learned
+signals what a turn needs, once; :meth:`Planner.choose` turns those scores into a :class:`Plan`
+by the pure rules of :mod:`~tooltray.memory.core.policy`, without a store or an embedder, and
+the turn's pure decision (:mod:`~tooltray.memory.core.decision`) appends it.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from tooltray.memory.config import Settings
+from tooltray.memory.core.decision import Due, Growth, Scores
 from tooltray.memory.core.decision import Plan as Plan
 from tooltray.memory.core.policy import (
     Caps,
@@ -49,6 +51,7 @@ from tooltray.memory.retrieval.selector import (
     said,
 )
 from tooltray.memory.retrieval.skills import SkillLibrary, load_skills
+from tooltray.memory.store.records import SessionSnapshot
 from tooltray.memory.tuning import GROW_BAR, GROWTH_MISS
 from tooltray.tools.errors import TooltrayError
 from tooltray.tools.registry import ToolRegistry
@@ -278,35 +281,60 @@ class Planner:
         self, state: SessionState, users: Sequence[str], *, initial: bool, fresh: int = 1
     ) -> Plan:
         """Initial selection (start/resume) or growth (later turns, append-only); ``fresh``
-        counts the user messages since the last growth."""
-        if not initial:
-            return self._grow(state, users, fresh)
-        fits = self._fits()
-        opening = self._opening([] if fits else self._picks(users, state.session_id))
-        if fits or self._everything(opening, users):
-            names = [s.name for s in self.registry.allowed()]
-            return Plan(MODE_ALL, [Candidate(n, "all") for n in names if not state.is_loaded(n)])
-        cands = order_candidates(self._core(), self._skill_tools(users), opening.held)
-        return self._admitted(state, users, fresh, cands)
+        counts the user messages since the last growth: :meth:`scores`, then :meth:`choose`."""
+        due = Due(initial, fresh, state.marks)
+        return self.choose(state.snapshot, due, self.scores(state.snapshot, users, due))
 
-    def _grow(self, state: SessionState, users: Sequence[str], fresh: int) -> Plan:
+    def scores(self, snapshot: SessionSnapshot, users: Sequence[str], due: Due) -> Scores:
+        """What the selection ``due`` needs of the conversation, asked once: the selector's
+        picks and growth, the session's needs and its skills, with the learned signals read
+        once (one :class:`SessionSignals` for the call). Raises while the embedder is down."""
+        signals = SessionSignals(self.signals, snapshot.session_id)
+        if due.first:
+            if self._fits():
+                return Scores()
+            picks = self._picks(users, signals)
+            needs = self._needs(users) if self.settings.opening != "share" else 0.0
+            skills = self._skill_tools(users)
+            return Scores(picks, needs, skills, self._resumed(snapshot, users, due, signals))
+        if snapshot.meta.get("mode", MODE_SELECTED) == MODE_ALL:
+            return Scores()
+        if self.settings.growth != "every_turn":
+            return Scores(growth=self._growth_scores(snapshot, users, due.fresh, signals))
+        picks = self._picks(users, signals)
+        return Scores(picks, growth=self._resumed(snapshot, users, due, signals))
+
+    def choose(self, snapshot: SessionSnapshot, due: Due, scores: Scores) -> Plan:
+        """The plan ``scores`` call for (pure over the prepared catalog): at a boundary every
+        tool or the priced opening under the caps, later growth appended under
+        ``hard_max_tools``, nothing in ``all`` mode."""
+        if not due.first:
+            return self._grow(snapshot, scores)
+        fits = self._fits()
+        opening = self._opening(scores.picks)
+        if fits or self._everything(opening, scores.needs):
+            have = set(snapshot.names())
+            names = [s.name for s in self.registry.allowed()]
+            return Plan(MODE_ALL, [Candidate(n, "all") for n in names if n not in have])
+        cands = order_candidates(self._core(), scores.skills, opening.held)
+        return self._admitted(snapshot, scores, cands)
+
+    def _grow(self, snapshot: SessionSnapshot, scores: Scores) -> Plan:
         """A later turn: nothing in ``all`` mode, else growth (every turn's picks under the
         caps with ``growth = "every_turn"``)."""
-        if state.selection_mode == MODE_ALL:
+        if snapshot.meta.get("mode", MODE_SELECTED) == MODE_ALL:
             return Plan(MODE_ALL)
         if self.settings.growth != "every_turn":
-            return Plan(MODE_SELECTED, self._growth(state, users, fresh))
-        return self._admitted(state, users, fresh, self._picks(users, state.session_id))
+            return Plan(MODE_SELECTED, self._grown(snapshot, scores.growth or Growth()))
+        return self._admitted(snapshot, scores, scores.picks)
 
-    def _admitted(
-        self, state: SessionState, users: Sequence[str], fresh: int, cands: list[Candidate]
-    ) -> Plan:
+    def _admitted(self, snapshot: SessionSnapshot, scores: Scores, cands: list[Candidate]) -> Plan:
         """``cands`` admitted in order under the caps, then what a resumed session grows."""
         cat = self.catalog()
         cands = [c for c in cands if c.name in cat.allowed]
         caps = Caps(self.settings.max_tools, self.settings.token_budget)
-        picks = admit(cands, cat.tokens, caps, state.snapshot.loaded)
-        return Plan(MODE_SELECTED, picks + self._resume_growth(state, users, fresh, picks))
+        picks = admit(cands, cat.tokens, caps, snapshot.loaded)
+        return Plan(MODE_SELECTED, picks + self._resume_growth(snapshot, scores.growth, picks))
 
     def _fits(self) -> bool:
         """Every tool loads without scoring: the ``share`` rule says so, or (``priced``) the
@@ -315,7 +343,7 @@ class Planner:
             return self.all_fit()
         return self.eager_tokens() <= self.fixed_tokens()
 
-    def _everything(self, opening: Opening, users: Sequence[str]) -> bool:
+    def _everything(self, opening: Opening, needs: float) -> bool:
         """The boundary's one priced decision (:func:`~.policy.everything`): every tool, or the
         selection's fixed part, CORE and the priced opening. ``opening = "share"`` keeps the
         activation-share rule."""
@@ -323,7 +351,7 @@ class Planner:
             return False
         cat = self.catalog()
         held = cat.fixed + self._core_tokens() + opening.tokens
-        return everything(cat.eager_tokens, held, opening, self._needs(users), cat.profile)
+        return everything(cat.eager_tokens, held, opening, needs, cat.profile)
 
     def _needs(self, users: Sequence[str]) -> float:
         """The chance mass a session spreads over the catalog: a tool for each task its message
@@ -385,15 +413,24 @@ class Planner:
         tokens = self.catalog().priced
         return sum(tokens.get(n, 0) for n in self._core())
 
-    def _growth(self, state: SessionState, users: Sequence[str], fresh: int) -> list[Candidate]:
+    def _growth_scores(
+        self, snapshot: SessionSnapshot, users: Sequence[str], fresh: int, signals: SessionSignals
+    ) -> Growth:
+        """A later turn's growth candidates and (revealed by appending, priced) the boundary's
+        picks over the same conversation, which the selector scores once for both."""
+        names = snapshot.names()
+        grown = self.selector().growth(users, signals, names, fresh)
+        if self.settings.reveal != "append" or self.settings.opening != "priced":
+            return Growth(grown)
+        return Growth(grown, self.selector().boundary(users, signals))
+
+    def _grown(self, snapshot: SessionSnapshot, growth: Growth) -> list[Candidate]:
         """A later turn's growth: the conversation's strongest tools, up to ``hard_max_tools``,
         and (revealed by appending, priced) the conversation's picks worth revealing."""
-        names = [t.name for t in state.snapshot.loaded]
-        signals = SessionSignals(self.signals, state.session_id)
-        cands = self.selector().growth(users, signals, names, fresh)
-        cands += self._worth_revealing(users, signals, set(names) | {c.name for c in cands})
+        taken = set(snapshot.names()) | {c.name for c in growth.grown}
+        cands = growth.grown + self._worth_revealing(growth.boundary, taken)
         cands = [c for c in cands if c.name in self.catalog().allowed]
-        return admit_growth(cands, state.snapshot.loaded, self.settings.hard_max_tools)
+        return admit_growth(cands, snapshot.loaded, self.settings.hard_max_tools)
 
     def follow(self, state: SessionState, used: Sequence[str]) -> list[Candidate]:
         """What the session's calls of ``used`` point to next, where no user text arrives
@@ -405,28 +442,38 @@ class Planner:
         if not specs or state.selection_mode == MODE_ALL or self.settings.growth == "never":
             return []
         users = [*state.user_texts, " ".join(doc_text(s) for s in specs)]
-        grown = self._growth(state, users, 1)
+        signals = SessionSignals(self.signals, state.session_id)
+        grown = self._grown(state.snapshot, self._growth_scores(state.snapshot, users, 1, signals))
         top = max((c.score or 0.0 for c in grown), default=GROW_BAR)
         learned = self.signals.companions([s.name for s in specs])
         mates = companions(learned, top, self.catalog().allowed.__contains__)
         return admit_growth(mates + grown, state.snapshot.loaded, self.settings.hard_max_tools)
 
     def _worth_revealing(
-        self, users: Sequence[str], signals: SessionSignals, taken: set[str]
+        self, picks: Sequence[Candidate] | None, taken: set[str]
     ) -> list[Candidate]:
         """What the conversation now points to and a reveal pays for: its picks (as a boundary
         would score them) whose expected saved escape outweighs appending them. A reveal costs
         its tokens once and cached reads after, so it is priced like holding; the prefix path
         keeps growth's own bar, since there each change re-prefills the conversation."""
-        if self.settings.reveal != "append" or self.settings.opening != "priced":
+        if picks is None:
             return []
-        picks = self.selector().boundary(users, signals)
         cat = self.catalog()
         rows = priced(picks, cat.priced, cat.profile, len(cat.allowed))
         return [c for c, _, _, keep in rows if keep and c.name not in taken]
 
+    def _resumed(
+        self, snapshot: SessionSnapshot, users: Sequence[str], due: Due, signals: SessionSignals
+    ) -> Growth | None:
+        """The growth scores a selection under the caps adds to (:meth:`_resume_growth`): for a
+        session that selected before, with user text, where growth is on."""
+        picked = [t for t in snapshot.loaded if t.source not in ("core", "pinned", "all")]
+        if not picked or not users or self.settings.growth == "never":
+            return None
+        return self._growth_scores(snapshot, users, due.fresh, signals)
+
     def _resume_growth(
-        self, state: SessionState, users: Sequence[str], fresh: int, picks: Sequence[Candidate]
+        self, snapshot: SessionSnapshot, growth: Growth | None, picks: Sequence[Candidate]
     ) -> list[Candidate]:
         """At the resume of a session that selected before, what growth would add this turn.
 
@@ -435,12 +482,11 @@ class Planner:
         uninterrupted grows (the demo played in pieces ended at 0.90 first-pass with 2 escapes,
         at once 1.00 and 0, on stores with the same history).
         """
-        picked = [t for t in state.snapshot.loaded if t.source not in ("core", "pinned", "all")]
-        if not picked or not users or self.settings.growth == "never":
+        if growth is None:
             return []
         taken = {c.name for c in picks}
-        room = self.settings.hard_max_tools - len(state.snapshot.loaded) - len(picks)
-        grown = [c for c in self._growth(state, users, fresh) if c.name not in taken]
+        room = self.settings.hard_max_tools - len(snapshot.loaded) - len(picks)
+        grown = [c for c in self._grown(snapshot, growth) if c.name not in taken]
         return grown[: max(room, 0)]
 
     def _core(self) -> list[str]:
@@ -448,10 +494,9 @@ class Planner:
         extra = [n for n in self.settings.core if self.registry.is_allowed(n)]
         return list(dict.fromkeys(pinned + extra))
 
-    def _picks(self, users: Sequence[str], session: str) -> list[Candidate]:
+    def _picks(self, users: Sequence[str], signals: SelectionSignals) -> list[Candidate]:
         if not users:
             return []
-        signals = SessionSignals(self.signals, session)
         picks = self.selector().boundary(users, signals)
         return usual(picks, self.priors_for(users, signals))
 

@@ -217,7 +217,8 @@ class Journal:
                 yield
         finally:
             touched, self._touched = list(self._touched.values()), None
-            self._stage_vectors(touched)
+            if self._vectors:
+                self._stage_vectors(touched)
             for state in touched:
                 self._store(state)
             self._announce()

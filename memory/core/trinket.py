@@ -3,9 +3,9 @@ one working memory of tools per session, changed only at safe moments.
 
 It listens to ``turn-completed``, ``tool-used`` and ``context-compacted`` of its own sessions
 (blinker's sender filter), answers ``prepare`` with the prompt for a turn and handles the
-meta-tools. A call reads the session, asks the catalog for scores, takes each step's pure
-:class:`~tooltray.memory.core.decision.Decision`, stores their changes in one transaction and
-sends their notices after it.
+meta-tools. A ``prepare`` reads the session, asks the catalog for the turn's scores once, takes
+one pure :class:`~tooltray.memory.core.decision.Decision` (``on_prepare``, its view's record
+included), stores its changes in the call's one transaction and sends its notices after it.
 Selection runs at session start and resume; later turns only append; idle tools leave only at
 boundaries (start, resume, compaction), so the prompt prefix stays byte-stable between them.
 
@@ -21,6 +21,7 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from functools import partial
 from operator import attrgetter
 from typing import Any, Literal
 
@@ -32,11 +33,14 @@ from tooltray.memory.config import Settings
 from tooltray.memory.core import decision as decide
 from tooltray.memory.core import inputs
 from tooltray.memory.core.decision import (
-    NOTHING,
     Conversation,
     Decision,
+    Fault,
     Marks,
+    Owed,
     Plan,
+    Scores,
+    Snap,
     stored_reveals,
 )
 from tooltray.memory.core.fork import fork_session, not_refused
@@ -54,6 +58,7 @@ from tooltray.memory.core.prompt import (
 )
 from tooltray.memory.core.results import ResultShelf
 from tooltray.memory.core.session import (
+    MODE_SELECTED,
     Journal,
     SessionState,
     ViewMode,
@@ -68,7 +73,6 @@ from tooltray.memory.learning.usage import check_implicit
 from tooltray.memory.metatools.meta_tools import (
     CALL_TOOL,
     META_TOOL_NAMES,
-    Search,
     announce,
     dispatch,
     mark_escape,
@@ -86,6 +90,7 @@ from tooltray.memory.store.records import (
     HistoryEvent,
     Learning,
     SessionMeta,
+    SessionSnapshot,
     empty_snapshot,
 )
 from tooltray.tools.errors import MetaToolArgumentError, StoreError, TooltrayError
@@ -117,22 +122,26 @@ def all_tools_view(
 
 
 def selected_view(
-    state: SessionState, settings: Settings, registry: ToolRegistry, planner: Planner
+    snapshot: SessionSnapshot, settings: Settings, registry: ToolRegistry, planner: Planner
 ) -> PromptView:
     """The session's prefix tools in ``tools=`` order, led by the meta-tools on native paths,
     and (``reveal = "append"``) the tools revealed since the last boundary, after it: natively
     deferred where the provider defers tools, else through notes and the ``call_tool`` bridge."""
-    meta = state.snapshot.meta
+    meta = snapshot.meta
     stored = meta.get("prefix") if settings.reveal == "append" else None
-    prefix_names, revealed_names = split_loaded(state.loaded_names(), stored)
+    prefix_names, revealed_names = split_loaded(snapshot.names(), stored)
     cat = planner.catalog()
     native = settings.path in NATIVE_PATHS
     deferring = defers(settings.path, settings.reveal, meta)
-    view = _prefix(settings, planner, prefix_names, state.selection_mode, deferring)
+    view = _prefix(settings, planner, prefix_names, meta.get("mode", MODE_SELECTED), deferring)
     revealed = cat.pick(revealed_names)
     loaded = view.loaded + tuple(map(attrgetter("name"), revealed))
     view = replace(
-        view, session_id=state.session_id, turn=state.turn, revealed=tuple(revealed), loaded=loaded
+        view,
+        session_id=snapshot.session_id,
+        turn=snapshot.turn,
+        revealed=tuple(revealed),
+        loaded=loaded,
     )
     reveals = _by_turn(stored_reveals(meta.get("reveals")) if stored is not None else [])
     if deferring:
@@ -384,7 +393,8 @@ class ToolLoaderTrinket:
             return self._meter(session_id)
 
     def _meter(self, session_id: str) -> PromptMeter:
-        return self._meters.setdefault(session_id, PromptMeter())
+        meter = self._meters.get(session_id)
+        return meter if meter is not None else self._meters.setdefault(session_id, PromptMeter())
 
     def all_tools_view(
         self, session_id: str, turn: int, mode: ViewMode = "degraded", eager_tokens: int = 0
@@ -439,7 +449,7 @@ class ToolLoaderTrinket:
                     arguments,
                     self.registry,
                     state,
-                    self._search(state),
+                    partial(self._search, state),
                     self.shelf.reader(session_id),
                     self.settings.hard_max_tools,
                     lambda: "listing" if self._defers(state) else self.planner.fallback_answer(),
@@ -450,7 +460,7 @@ class ToolLoaderTrinket:
                 return f"Error: {exc}", True
             mark_escape(state, out, escape)
             self.journal.commit(state, out.changes)
-            self.journal.after(lambda: announce(state, out, escape))
+            self.journal.after(partial(announce, state, out, escape))
             return out.text + self._reveal_note(state, out.added), False
 
     def degrade_reveal(
@@ -647,22 +657,30 @@ class ToolLoaderTrinket:
         self._apply(state, decide.start(state.snap(), self.settings.idle_turns, fresh=fresh))
 
     def _prepare(self, state: SessionState, messages: list[dict[str, Any]]) -> PromptView:
-        """The turn as a pipeline: each step's pure decision is applied with the call's one
+        """The turn as a pipeline: the session and the conversation read, the catalog's scores
+        asked once, one pure decision (its view's record included) applied with the call's one
         transaction, its signals sent after it."""
         if state.health == "disabled":
             return self.all_tools_view(state.session_id, state.turn, "disabled", self._eager())
         conv = Conversation.of(messages)
         if self.settings.learn == "on" and conv.users:
             state.user_texts = list(conv.users)
-        self._apply(state, decide.advance(state.snap(), conv.turn))
-        self._apply(state, self._selection(state, conv))
-        if state.health == "degraded":
-            view = self.all_tools_view(state.session_id, state.turn, "degraded", self._eager())
-        else:
-            view = selected_view(state, self.settings, self.registry, self.planner)
-        self._apply(state, decide.record_turn(state.snap(), view))
+        turn = decide.owed(state.snap(), conv, self.settings.growth)
+        scores = self._scores(state, turn, conv)
+        dec = decide.on_prepare(turn, conv, scores, self.planner, self.settings.reveal)
+        after = turn.snap.after(dec)
+        view = self._view(state, after.snapshot)
+        self._apply(state, dec + decide.record_turn(after, view))
+        if dec.plan is not None and dec.plan.loads and log.isEnabledFor(logging.INFO):
+            _log_plan(state, dec.plan)
         self._meter(state.session_id).observe(view, messages)
         return view
+
+    def _view(self, state: SessionState, snapshot: SessionSnapshot) -> PromptView:
+        """What the session shows once decided: every tool while degraded, else its selection."""
+        if state.health == "degraded":
+            return self.all_tools_view(state.session_id, snapshot.turn, "degraded", self._eager())
+        return selected_view(snapshot, self.settings, self.registry, self.planner)
 
     def _apply(self, state: SessionState, dec: Decision) -> None:
         """Stage a decision's changes in the open call (stored in its one transaction), take its
@@ -676,7 +694,7 @@ class ToolLoaderTrinket:
     def _eager(self) -> int:
         return self.planner.eager_tokens()
 
-    def _may_recover(self, state: SessionState) -> bool:
+    def _may_recover(self, state: SessionState, snap: Snap) -> bool:
         """Whether a degraded session tries selection again now: at most once a turn, at its start.
 
         Selection changes only between turns, so the tools never shrink under the model in the
@@ -685,30 +703,28 @@ class ToolLoaderTrinket:
         A session whose stored state is still unread, or a trinket whose database could not be
         opened, stays degraded.
         """
-        if state.unread or self.store_error is not None or state.marks.grown_turn == state.turn:
-            state.marks = replace(state.marks, grown_turn=state.turn)
+        grown = snap.marks.grown_turn == snap.snapshot.turn
+        if state.unread or self.store_error is not None or grown:
             return False
         state.health = "ok"
         return True
 
-    def _selection(self, state: SessionState, conv: Conversation) -> Decision:
-        """The catalog's plan for the selection this turn owes, as a pure decision; a scoring
-        fault degrades the session (every tool) instead."""
-        if state.health == "degraded" and not self._may_recover(state):
-            return NOTHING
-        owed = decide.due(state.snap(), conv, self.settings.growth)
-        if owed is None:
-            return NOTHING
-        state.marks = owed.marks  # taken even if scoring fails: once a turn
+    def _scores(self, state: SessionState, turn: Owed, conv: Conversation) -> Scores | Fault | None:
+        """The catalog's scores for the selection the turn owes (``None``: none owed); a
+        degraded session that waits, or a scoring fault, is a :class:`Fault` that degrades the
+        session (every tool) and takes the turn's growth mark all the same."""
+        snap = turn.snap
+        if state.health == "degraded" and not self._may_recover(state, snap):
+            return Fault(replace(snap.marks, grown_turn=snap.snapshot.turn))
+        if turn.due is None:
+            return None
         try:
-            plan = self.planner.plan(state, conv.users, initial=owed.first, fresh=owed.fresh)
+            scores = self.planner.scores(snap.snapshot, conv.users, turn.due)
         except TooltrayError as exc:
-            self._degrade(state, "selection", exc)
-            return NOTHING
-        recovered(state, "selection")
-        if plan.loads and log.isEnabledFor(logging.INFO):
-            _log_plan(state, plan)
-        return decide.select(state.snap(), conv, owed, plan, self.settings.reveal)
+            return Fault(turn.due.marks, self._outage(state, "selection", exc))
+        if state.warned:  # an outage to call over
+            recovered(state, "selection")
+        return scores
 
     def _reveal_note(self, state: SessionState, added: Sequence[str]) -> str:
         """What a ``load_tools`` answer appends with ``reveal = "append"``: the loaded tools'
@@ -726,30 +742,32 @@ class ToolLoaderTrinket:
         """Whether the provider reveals this session's tools (its search answer, no note)."""
         return defers(self.settings.path, self.settings.reveal, state.snapshot.meta)
 
-    def _search(self, state: SessionState) -> Search:
+    def _search(self, state: SessionState, query: str) -> list[Candidate]:
         """The planner's search for ``load_tools``; lexical while the embedder is down."""
-
-        def search(query: str) -> list[Candidate]:
-            loaded = set(state.loaded_names())
-            try:
-                return self.planner.selector().search(query, loaded)
-            except TooltrayError as exc:
-                self._degrade(state, "selection", exc)
-                return self.planner.search_lexically(query, loaded)
-
-        return search
+        loaded = set(state.loaded_names())
+        try:
+            return self.planner.selector().search(query, loaded)
+        except TooltrayError as exc:
+            self._degrade(state, "selection", exc)
+            return self.planner.search_lexically(query, loaded)
 
     def _degrade(self, state: SessionState, reason: str, exc: Exception) -> None:
         """Expose every tool; the outage is logged and recorded once, not on every retry."""
+        detail = self._outage(state, reason, exc)
+        if detail is not None:
+            degraded = self._event(state, "degraded", None, detail)
+            self.journal.commit(state, Changes(events=[degraded]))
+
+    def _outage(self, state: SessionState, reason: str, exc: Exception) -> str | None:
+        """Degrade ``state`` (every tool is shown) and warn once an outage: the history row's
+        detail for its first fault, ``None`` when it is recorded already (or disabled)."""
         if state.health == "disabled":
-            return
+            return None
         state.health = "degraded"
         if reason in state.warned:
-            return
+            return None
         warn(state, reason, exc)
-        detail = f"{reason}: {exc}"[:500]
-        degraded = self._event(state, "degraded", None, detail)
-        self.journal.commit(state, Changes(events=[degraded]))
+        return f"{reason}: {exc}"[:500]
 
 
 def _log_plan(state: SessionState, plan: Plan) -> None:

@@ -474,6 +474,8 @@ class IndexSelector:
         self._docs: NDArray[np.float32] | None = index.doc_vectors
         self.memo: dict[str, Any] = {}
         self._messages: dict[str, Part] = {}
+        #: the last conversation scored, with the signals of the selection that asked
+        self._read: tuple[SelectionSignals, list[str], tuple[Any, ...]] | None = None
         of = dict(zip(index.names, index.bundles.of, strict=True))
         self._reader = Asks(index.names, of)  # names and bundles are fixed for the index's life
 
@@ -641,12 +643,20 @@ class IndexSelector:
 
     def _conversation(self, users: Sequence[str], signals: SelectionSignals) -> tuple[Any, ...]:
         """Per-message scores of the latest messages, the current message's scores and text, the
-        learned past-request votes as a catalog row (``None`` without any), and the parts."""
+        learned past-request votes as a catalog row (``None`` without any), and the parts.
+
+        One selection asks :meth:`growth`, then :meth:`boundary` (a priced reveal) of the same
+        conversation with the same ``signals``: it is scored once for both."""
         texts = said(users)[-MAX_MESSAGES:]
+        last = self._read
+        if last is not None and last[0] is signals and last[1] == texts:
+            return last[2]
         parts = [self._message(t) for t in texts]
         messages = [p[0] for p in parts]
         votes = self._votes(signals, parts, weights(messages))
-        return messages, parts[-1][1], texts[-1], votes, parts
+        out = messages, parts[-1][1], texts[-1], votes, parts
+        self._read = (signals, texts, out)
+        return out
 
     def _votes(
         self, signals: SelectionSignals, parts: Sequence[Part], weights: Sequence[float]

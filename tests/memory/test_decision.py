@@ -164,3 +164,46 @@ def test_a_used_tool_is_stored_and_an_unlisted_one_loads_as_an_escape() -> None:
     assert dec.notices == (Notice("escape_hatch", 2, ("b",), "unlisted_call"),)
     (refused,) = decide.used(snap, "rm_rf", 2, allowed=False).changes
     assert not refused.uses and [e.kind for e in refused.events] == ["refused"]
+
+
+@dataclass
+class _Chooser:
+    """A catalog's pure half: the plan is the scores' picks, and it remembers what it saw."""
+
+    seen: list[tuple[int, bool]]
+
+    def choose(self, snapshot: SessionSnapshot, due: decide.Due, scores: decide.Scores) -> Plan:
+        self.seen.append((snapshot.turn, due.first))
+        return Plan("selected", list(scores.picks))
+
+
+def test_a_prepare_is_one_decision_the_move_then_the_scored_plan() -> None:
+    snap, conv = _snap(1, meta={"selected": True}, marks=Marks(grown_turn=1)), _conv("a", "b")
+    turn = decide.owed(snap, conv, growth="on_new_task")
+    assert turn.snap.snapshot.turn == 2 and turn.due is not None and not turn.due.first
+    chooser = _Chooser([])
+    scores = decide.Scores(picks=[Candidate("maps", "semantic", 0.5)])
+    dec = decide.on_prepare(turn, conv, scores, chooser, reveal="prefix")
+    moved, grown = dec.changes
+    assert moved.turn == 2 and grown.loads == [Load("maps", "semantic", 2, 0.5)]
+    assert chooser.seen == [(2, False)]  # the plan reads the session after the move
+    assert dec.marks == Marks(grown_turn=2) and dec.plan == Plan("selected", scores.picks)
+    assert dec.notices == (Notice("tools_loaded", 2, ("maps",), "semantic"),)
+
+
+def test_a_scoring_fault_records_the_outage_once_and_still_takes_the_turn() -> None:
+    snap, conv = _snap(1, meta={"selected": True}), _conv("a", "b")
+    turn = decide.owed(snap, conv, growth="on_new_task")
+    assert turn.due is not None
+    chooser = _Chooser([])
+    first = decide.on_prepare(
+        turn, conv, decide.Fault(turn.due.marks, "selection: down"), chooser, ""
+    )
+    moved, outage = first.changes
+    assert moved.turn == 2 and [(e.kind, e.turn, e.detail) for e in outage.events] == [
+        ("degraded", 2, "selection: down")
+    ]
+    again = decide.on_prepare(turn, conv, decide.Fault(turn.due.marks), chooser, "")
+    assert len(again.changes) == 1 and again.marks == Marks(grown_turn=2)
+    assert not chooser.seen and first.plan is None
+    assert decide.on_prepare(turn, conv, None, chooser, "") == turn.moved  # nothing scored

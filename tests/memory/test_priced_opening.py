@@ -58,7 +58,7 @@ def test_the_text_path_prices_its_opening_in_text_lines() -> None:
     adds there too: priced in native schemas (about 3.5x) the demo catalog loaded whole."""
     registry = demo_registry()
     planner = _planner(registry, path="text")
-    opening = planner._opening(planner._picks([TRIP], "s"))
+    opening = planner._opening(planner._picks([TRIP], planner.signals))
     held = [s for s in registry.allowed() if s.name in {c.name for c in opening.held}]
     assert opening.tokens == sum(tokens_per_tool(held, "text").values())
     assert opening.tokens < sum(tokens_per_tool(held, "openai").values()) / 2
@@ -114,7 +114,7 @@ def test_a_small_catalog_loads_whole_when_its_opening_holds_little_of_a_session(
     to make (the opening holds little of a session's needs), so the latency profile loads them
     all; the price profile, where an escape is cheap beside holding every tool, still selects."""
     planner = _planner(_shell())
-    opening = planner._opening(planner._picks([MOVE], "s"))
+    opening = planner._opening(planner._picks([MOVE], planner.signals))
     assert 0 < opening.kept < 2.0 and planner.eager_tokens() > planner.fixed_tokens()
     assert planner.plan(_state(), [MOVE], initial=True).mode == "all"
     price_plan = _planner(_shell(), cost_profile="price").plan(_state(), [MOVE], initial=True)
