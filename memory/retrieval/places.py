@@ -1,4 +1,4 @@
-"""An answer's places count distinct tools: exact twins share one place.
+"""An answer's places count distinct tools: a server's aliases share one place.
 
 Real MCP servers register aliases (the Wikipedia server lists ``get_article`` and
 ``wikipedia_get_article`` with the same description and schema). Ranked apart, a pair of twins

@@ -512,12 +512,13 @@ class IndexSelector:
 
     @cached_property
     def _twins(self) -> Twins:
-        """The catalog's exact twins, read on the first search."""
+        """The catalog's aliases (:class:`~tooltray.memory.retrieval.places.Twins`), read on
+        the first search."""
         return Twins(self.index.specs)
 
     def _answer(self, query: str, exclude: Collection[str], vector: Any = None) -> list[Candidate]:
         """A ``load_tools`` answer, dense or lexical alike: none of ``exclude``, and with it no
-        bundle-mates fill the places the bar leaves; exact twins share a place
+        bundle-mates fill the places the bar leaves; a server's aliases share a place
         (:mod:`~tooltray.memory.retrieval.places`)."""
         hits = self._picks(query, exclude, vector, SEARCH_K)
         doubles = self._twins.doubles([self.index.position[h.name] for h in hits])
@@ -533,7 +534,7 @@ class IndexSelector:
         )
 
     def _with_twins(self, hits: list[Hit], exclude: Collection[str]) -> list[Hit]:
-        """``hits`` with each one's exact twins (not in ``exclude``) beside it."""
+        """``hits`` with each one's aliases (not in ``exclude``) beside it."""
         if not self._twins.of:
             return hits
         names, skip = self.index.names, set(exclude)
