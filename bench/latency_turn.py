@@ -50,7 +50,7 @@ Session = list[tuple[str, list[str]]]  # (user message, tools the model uses; []
 
 class TimedPlanner(Planner):
     """The shipped planner, timing its priced decision: the boundary's opening and every-tool
-    choice, and a later turn's priced reveals (which score the conversation's picks again)."""
+    choice, and a later turn's priced reveals (over the picks of the conversation it scored)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -66,11 +66,11 @@ class TimedPlanner(Planner):
     def _opening(self, picks: Any) -> Any:
         return self._timed(super()._opening, picks)
 
-    def _everything(self, opening: Any, users: Any) -> bool:
-        return bool(self._timed(super()._everything, opening, users))
+    def _everything(self, opening: Any, needs: float) -> bool:
+        return bool(self._timed(super()._everything, opening, needs))
 
-    def _worth_revealing(self, users: Any, signals: Any, taken: Any) -> Any:
-        return self._timed(super()._worth_revealing, users, signals, taken)
+    def _worth_revealing(self, picks: Any, taken: Any) -> Any:
+        return self._timed(super()._worth_revealing, picks, taken)
 
 
 def demo_sessions(n: int) -> list[Session]:

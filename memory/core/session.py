@@ -146,9 +146,10 @@ class SessionState:
 log = logging.getLogger("tooltray")
 
 
-def warn(state: SessionState, reason: str, exc: Exception) -> None:
+def warn(state: SessionState, reason: str, exc: Exception, turn: int | None = None) -> None:
     """Log and signal ``loader-degraded``, once per outage (:func:`recovered` ends one): an
-    ERROR, or a WARNING for a database busy past its budget (its changes wait, none is lost)."""
+    ERROR, or a WARNING for a database busy past its budget (its changes wait, none is lost).
+    ``turn``: the turn a decision not applied yet is at (default: the session's)."""
     if reason in state.warned:
         return
     state.warned.add(reason)
@@ -164,7 +165,7 @@ def warn(state: SessionState, reason: str, exc: Exception) -> None:
     sig.emit(
         sig.loader_degraded,
         state.session_id,
-        p.LoaderDegraded(turn=state.turn, reason=reason, error=str(exc)),
+        p.LoaderDegraded(turn=state.turn if turn is None else turn, reason=reason, error=str(exc)),
     )
 
 

@@ -665,10 +665,11 @@ class ToolLoaderTrinket:
         conv = Conversation.of(messages)
         if self.settings.learn == "on" and conv.users:
             state.user_texts = list(conv.users)
-        turn = decide.owed(state.snap(), conv, self.settings.growth)
+        snap = state.snap()
+        turn = decide.owed(snap, conv, self.settings.growth)
         scores = self._scores(state, turn, conv)
         dec = decide.on_prepare(turn, conv, scores, self.planner, self.settings.reveal)
-        after = turn.snap.after(dec)
+        after = snap.after(dec)
         view = self._view(state, after.snapshot)
         self._apply(state, dec + decide.record_turn(after, view))
         if dec.plan is not None and dec.plan.loads and log.isEnabledFor(logging.INFO):
@@ -721,7 +722,8 @@ class ToolLoaderTrinket:
         try:
             scores = self.planner.scores(snap.snapshot, conv.users, turn.due)
         except TooltrayError as exc:
-            return Fault(turn.due.marks, self._outage(state, "selection", exc))
+            detail = self._outage(state, "selection", exc, snap.snapshot.turn)
+            return Fault(turn.due.marks, detail)
         if state.warned:  # an outage to call over
             recovered(state, "selection")
         return scores
@@ -758,15 +760,18 @@ class ToolLoaderTrinket:
             degraded = self._event(state, "degraded", None, detail)
             self.journal.commit(state, Changes(events=[degraded]))
 
-    def _outage(self, state: SessionState, reason: str, exc: Exception) -> str | None:
-        """Degrade ``state`` (every tool is shown) and warn once an outage: the history row's
-        detail for its first fault, ``None`` when it is recorded already (or disabled)."""
+    def _outage(
+        self, state: SessionState, reason: str, exc: Exception, turn: int | None = None
+    ) -> str | None:
+        """Degrade ``state`` (every tool is shown) and warn once an outage (at ``turn``, the
+        decided turn, while it is not applied yet): the history row's detail for its first
+        fault, ``None`` when it is recorded already (or disabled)."""
         if state.health == "disabled":
             return None
         state.health = "degraded"
         if reason in state.warned:
             return None
-        warn(state, reason, exc)
+        warn(state, reason, exc, turn)
         return f"{reason}: {exc}"[:500]
 
 

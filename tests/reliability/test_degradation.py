@@ -141,10 +141,11 @@ def test_embedder_failing_mid_session_keeps_the_turn_alive_loudly(
         assert "git_commit" in trinket.loaded("e")
         loud = [r for r in caplog.records if "exposing all tools" in r.getMessage()]
         assert len(loud) == 1 and len(heard) == 1 and heard[0].reason == "selection"
+        assert heard[0].turn == 2, "the outage is the turn's, told before its move is stored"
         store = trinket.store
         assert store is not None
         history = store.history("e")
-        assert [e.kind for e in history].count("degraded") == 1
+        assert [(e.kind, e.turn) for e in history if e.kind == "degraded"] == [("degraded", 2)]
         assert ("used", "git_commit") in [(e.kind, e.tool) for e in history]
         meta = {"load_tools", "unload_tools", "fallback", "read_result", "call_tool"}
         assert set(first.loaded) - meta <= set(trinket.loaded("e"))
