@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -478,6 +477,7 @@ class IndexSelector:
         self._read: tuple[SelectionSignals, list[str], tuple[Any, ...]] | None = None
         of = dict(zip(index.names, index.bundles.of, strict=True))
         self._reader = Asks(index.names, of)  # names and bundles are fixed for the index's life
+        self._twins = Twins(index.specs)  # its aliases (retrieval/places.py) too
 
     def _revive(self) -> bool:
         """Give the index its document vectors back; False for a lexical-only index."""
@@ -510,18 +510,13 @@ class IndexSelector:
         if len(self.memo) > MEMO_SIZE:
             del self.memo[next(iter(self.memo))]
 
-    @cached_property
-    def _twins(self) -> Twins:
-        """The catalog's aliases (:class:`~tooltray.memory.retrieval.places.Twins`), read on
-        the first search."""
-        return Twins(self.index.specs)
-
     def _answer(self, query: str, exclude: Collection[str], vector: Any = None) -> list[Candidate]:
         """A ``load_tools`` answer, dense or lexical alike: none of ``exclude``, and with it no
         bundle-mates fill the places the bar leaves; a server's aliases share a place
         (:mod:`~tooltray.memory.retrieval.places`)."""
         hits = self._picks(query, exclude, vector, SEARCH_K)
-        doubles = self._twins.doubles([self.index.position[h.name] for h in hits])
+        order = [self.index.position[h.name] for h in hits]
+        doubles = self._twins.doubles(order) if self._twins.of else 0
         if doubles:
             hits = self._picks(query, exclude, vector, SEARCH_K + doubles)
         hits = self._with_twins(hits, exclude)
@@ -587,7 +582,7 @@ class IndexSelector:
         line's bundles ranked alone, a guessed name's real tool first."""
         ask = self._reader.read(query)
         vector = self._vector(ask.text) if dense else None
-        held = self._twins.beside(exclude) if exclude else exclude
+        held = self._twins.beside(exclude) if exclude and self._twins.of else exclude
         return self._fresh(ask, held, vector) or self._loaded(ask, exclude, vector)
 
     def _fresh(self, ask: Ask, exclude: Collection[str], vector: Any) -> list[Candidate]:
