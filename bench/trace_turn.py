@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 import tempfile
 from collections import Counter
@@ -83,11 +84,16 @@ def flow(db: str) -> dict[str, Any]:
     }
     functions: dict[str, None] = {}
     out: dict[str, Any] = {"calls": {}}
-    for name, call in calls.items():
-        seen.clear()
-        functions.update(dict.fromkeys(entered(call)))
-        counts = {k: seen.count(k) for k in ("begin", "commit", "session write")}
-        out["calls"][name] = counts
+    quiet = logging.root.manager.disable
+    logging.disable(logging.INFO)  # INFO logging (a test's caplog) adds the plan's log line
+    try:
+        for name, call in calls.items():
+            seen.clear()
+            functions.update(dict.fromkeys(entered(call)))
+            counts = {k: seen.count(k) for k in ("begin", "commit", "session write")}
+            out["calls"][name] = counts
+    finally:
+        logging.disable(quiet)
     out["functions"] = list(functions)
     return out
 
