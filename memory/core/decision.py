@@ -203,6 +203,23 @@ class Chooser(Protocol):
         ...
 
 
+class Answered(Protocol):
+    """What a meta-tool call's decision reads of its outcome
+    (:class:`~tooltray.memory.metatools.meta_tools.Outcome` is one)."""
+
+    @property
+    def changes(self) -> Changes: ...
+    @property
+    def added(self) -> list[str]: ...
+    @property
+    def removed(self) -> list[str]: ...
+    @property
+    def escape(self) -> str | None: ...
+    @property
+    def opens_fallback(self) -> bool: ...
+    def escape_detail(self) -> str | None: ...
+
+
 class Shown(Protocol):
     """What a turn record reads of a rendered view (:class:`~.prompt.PromptView` is one)."""
 
@@ -306,6 +323,32 @@ def used(snap: Snap, tool: str, turn: int, allowed: bool) -> Decision:
     changes.loads.append(Load(tool, "escape", turn))
     changes.events.append(snap.event("escape", tool, "unlisted_call"))
     return Decision((changes,), (Notice("escape_hatch", turn, (tool,), "unlisted_call"),))
+
+
+# ----- meta-tools -------------------------------------------------------------------------------
+
+
+def meta(snap: Snap, out: Answered) -> Decision:
+    """A meta-tool's outcome as a decision: its changes (an escape's history row added), the
+    signals of what it loaded or unloaded, and, for a fallback, the turn's fallback mark."""
+    turn, changes, notices = snap.snapshot.turn, out.changes, []
+    detail = out.escape_detail()
+    if detail is not None:
+        changes = replace(changes, events=[*changes.events, snap.event("escape", None, detail)])
+    if out.added:
+        kind = "fallback" if out.escape == "fallback" else "load_tools"
+        source = "fallback" if kind == "fallback" else "escape"
+        notices.append(Notice("tools_loaded", turn, tuple(out.added), source))
+        notices.append(Notice("escape_hatch", turn, tuple(out.added), kind))
+    if out.removed:
+        notices.append(Notice("tools_unloaded", turn, tuple(out.removed), "unloaded"))
+    marks = replace(snap.marks, fallback_turn=turn) if out.opens_fallback else None
+    return Decision((changes,), tuple(notices), marks)
+
+
+def refused_meta(snap: Snap, name: str, why: str) -> Decision:
+    """A meta-tool call refused for its name or its arguments: only its history row."""
+    return Decision((Changes(events=[snap.event("refused", name, why)]),))
 
 
 # ----- selection --------------------------------------------------------------------------------

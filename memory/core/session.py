@@ -184,6 +184,12 @@ SIGNALS: dict[str, NamedSignal] = {
     "selection_changed": sig.selection_changed,
     "escape_hatch": sig.escape_hatch,
 }
+HATCHES: dict[str, Literal["load_tools", "fallback", "unlisted_call"]] = {
+    "load_tools": "load_tools",
+    "fallback": "fallback",
+    "unlisted_call": "unlisted_call",
+}
+"""An ``escape_hatch`` notice's detail as the signal's kind."""
 StartLate = Callable[[SessionState], None]
 Announcement = tuple[NamedSignal, str, BaseModel]
 
@@ -200,7 +206,7 @@ class Journal:
         self.store = store
         self._start_late = start_late
         self._touched: dict[int, SessionState] | None = None
-        self._announced: list[Announcement | Callable[[], Any]] = []
+        self._announced: list[Announcement] = []
         self._vectors: dict[str, dict[str, Any]] = {}
 
     @contextmanager
@@ -277,24 +283,14 @@ class Journal:
             elif n.kind == "session_ended":
                 payload = p.SessionEnded(turn=n.turn)
             elif n.kind == "escape_hatch":
-                payload = p.EscapeHatch(turn=turn, kind="unlisted_call", tools=tools)
+                payload = p.EscapeHatch(turn=turn, kind=HATCHES[n.detail], tools=tools)
             else:
                 payload = p.SelectionChanged(turn=turn, added=[], removed=[], prefix_hash=n.detail)
             self.announce(SIGNALS[n.kind], session_id, payload)
 
-    def after(self, step: Callable[[], Any]) -> None:
-        """Run ``step`` once the open call is stored (at once outside a call)."""
-        self._announced.append(step)
-        if self._touched is None:
-            self._announce()
-
     def _announce(self) -> None:
         while self._announced:
-            item = self._announced.pop(0)
-            if callable(item):
-                item()
-            else:
-                sig.emit(*item)
+            sig.emit(*self._announced.pop(0))
 
     def fetch(self, session_id: str) -> SessionSnapshot | None:
         """The stored session; raises StoreError when the database cannot be asked."""

@@ -73,9 +73,8 @@ from tooltray.memory.learning.usage import check_implicit
 from tooltray.memory.metatools.meta_tools import (
     CALL_TOOL,
     META_TOOL_NAMES,
-    announce,
+    MetaCall,
     dispatch,
-    mark_escape,
     meta_tool_specs,
     parse_bridge,
     shown_meta_specs,
@@ -438,30 +437,36 @@ class ToolLoaderTrinket:
 
     def run_meta(self, session_id: str, name: str, arguments: Any) -> tuple[str, bool]:
         """:meth:`handle_meta`'s text, and whether the call was refused (unusable arguments or
-        not a meta-tool): a protocol with an error flag, MCP's ``isError``, must set it."""
+        not a meta-tool): a protocol with an error flag, MCP's ``isError``, must set it.
+
+        The same pipeline as :meth:`prepare`: the session read, the meta-tool's handler (one per
+        name) decides, the decision is stored once and its signals sent after the commit.
+        """
         session_id, name = inputs.session_id(session_id), inputs.meta_name(name)
         arguments = inputs.meta_arguments(arguments)
         with self._lock, self.journal.call():
             state = self._state(session_id)
             try:
-                out, escape = dispatch(
-                    name,
-                    arguments,
-                    self.registry,
-                    state,
-                    partial(self._search, state),
-                    self.shelf.reader(session_id),
-                    self.settings.hard_max_tools,
-                    lambda: "listing" if self._defers(state) else self.planner.fallback_answer(),
-                )
+                out = dispatch(self._meta_call(state, name, arguments))
             except MetaToolArgumentError as exc:
-                refused = self._event(state, "refused", name, str(exc))
-                self.journal.commit(state, Changes(events=[refused]))
+                self._apply(state, decide.refused_meta(state.snap(), name, str(exc)))
                 return f"Error: {exc}", True
-            mark_escape(state, out, escape)
-            self.journal.commit(state, out.changes)
-            self.journal.after(partial(announce, state, out, escape))
+            self._apply(state, decide.meta(state.snap(), out))
             return out.text + self._reveal_note(state, out.added), False
+
+    def _meta_call(self, state: SessionState, name: str, arguments: Any) -> MetaCall:
+        """What a meta-tool's handler may ask: the catalog's search (lexical while the embedder
+        is down), the session's shelved results, and what ``load_tools(["*"])`` answers."""
+        return MetaCall(
+            name,
+            arguments,
+            self.registry,
+            state,
+            partial(self._search, state),
+            self.shelf.reader(state.session_id),
+            self.settings.hard_max_tools,
+            lambda: "listing" if self._defers(state) else self.planner.fallback_answer(),
+        )
 
     def degrade_reveal(
         self, session_id: str, reason: str, to: Literal["bridge", "exchange"] = "bridge"

@@ -3,10 +3,11 @@
 Models send garbage (a string where a list belongs, JSON inside a string, unknown keys), so parsing
 accepts every reasonable shape and otherwise raises
 :class:`~tooltray.tools.errors.MetaToolArgumentError` with a message the model can act on. Each
-handler is a pure function returning the :class:`Changes` to store and a short text for the model
-(what loaded, what is unknown with the closest names, what was refused and why); the trinket commits
-what :func:`dispatch` returns, then calls :func:`announce`. Both stay free of storage, so a gateway
-or an adapter sees the same effects and the same signals.
+handler (:data:`HANDLERS`, one per meta-tool) returns an :class:`Outcome`: the :class:`Changes` to
+store, a short text for the model (what loaded, what is unknown with the closest names, what was
+refused and why) and which escape hatch it was. Handlers stay free of storage and signals: the
+trinket turns the outcome into its decision, stores it once and signals after it, so a gateway or
+an adapter sees the same effects and the same signals.
 """
 
 from __future__ import annotations
@@ -18,8 +19,6 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Literal, Protocol
 
-from tooltray.events import payloads as p
-from tooltray.events import signals as sig
 from tooltray.memory.retrieval.scoring import ALWAYS, Candidate
 from tooltray.memory.store.records import Changes, HistoryEvent, Load, SessionSnapshot, Unload
 from tooltray.tools.errors import (
@@ -294,6 +293,7 @@ def parse_read_result(arguments: Any) -> tuple[str, int]:
 
 
 Search = Callable[[str], Sequence[Candidate]]
+Escape = Literal["load_tools", "fallback"]
 
 
 class SessionState(Protocol):
@@ -323,6 +323,20 @@ class Outcome:
     refused: list[str] = field(default_factory=list)
     query: str | None = None
     asked: tuple[str, ...] = ()  # the tool and bundle names a load named, as the model wrote them
+    #: the escape hatch the call was (``None``: not one), and whether it opens the turn's fallback
+    escape: Escape | None = None
+    opens_fallback: bool = False
+
+    def escape_detail(self) -> str | None:
+        """The ``escape`` history row's detail for a load through an escape hatch (``None``:
+        none). It keeps what the model asked for (``load_tools tools: calendar, git``,
+        ``load_tools query: book a flight``, or both joined by ``; ``): the names and words it
+        loaded by are what ``history`` needs to show why the selection missed."""
+        if not (self.escape and self.added):
+            return None
+        asked = [f"tools: {', '.join(self.asked)}"] if self.asked else []
+        asked += [f"query: {self.query}"] if self.query else []
+        return f"{self.escape} {'; '.join(asked)}"[:500] if asked else self.escape
 
 
 def _bundle_members(registry: ToolRegistry, name: str) -> list[str] | None:
@@ -519,71 +533,81 @@ def fallback(
 
 
 ReadResult = Callable[[str, int], str]
-Escape = Literal["load_tools", "fallback"]
 
 
-def dispatch(
-    name: str,
-    arguments: Any,
-    registry: ToolRegistry,
-    state: SessionState,
-    search: Search,
-    read: ReadResult,
-    hard_max: int,
-    answer: Callable[[], FallbackAnswer] = lambda: "listing",
-) -> tuple[Outcome, Escape | None]:
-    """Carry out one meta-tool call and say which escape hatch it was, if any.
+def _listing() -> FallbackAnswer:
+    return "listing"
 
-    ``answer`` says what ``load_tools(["*"])`` answers (asked only on that call): every tool's
-    listing or a directory (which opens the turn's fallback, so a name read in it loads even into
-    a full set). The ``fallback`` tool, which promises every tool callable, always lists them.
+
+@dataclass(frozen=True)
+class MetaCall:
+    """One meta-tool call as its handler reads it: the arguments, the session, and what the
+    catalog and the result shelf answer (asked only by the handler that needs them).
+
+    ``answer`` says what ``load_tools(["*"])`` answers: every tool's listing or a directory
+    (which opens the turn's fallback, so a name read in it loads even into a full set).
+    """
+
+    name: str
+    arguments: Any
+    registry: ToolRegistry
+    state: SessionState
+    search: Search
+    read: ReadResult
+    hard_max: int
+    answer: Callable[[], FallbackAnswer] = _listing
+
+
+def _load(call: MetaCall) -> Outcome:
+    request = parse_load(call.arguments)
+    if EVERY_TOOL not in request.names:
+        out = load_tools(call.registry, call.state, request, call.search, call.hard_max)
+        out.escape = "load_tools"
+        return out
+    shown = call.answer()
+    if shown == "listing":
+        return _fallback(call)
+    out = fallback(call.registry, call.state, answer=shown)
+    out.escape, out.opens_fallback = "fallback", True
+    return out
+
+
+def _unload(call: MetaCall) -> Outcome:
+    return unload_tools(call.registry, call.state, parse_unload(call.arguments))
+
+
+def _fallback(call: MetaCall) -> Outcome:
+    """The ``fallback`` tool promises every tool callable, so it always lists them."""
+    out = fallback(call.registry, call.state)
+    out.escape, out.opens_fallback = "fallback", True
+    return out
+
+
+def _read(call: MetaCall) -> Outcome:
+    handle, offset = parse_read_result(call.arguments)
+    return Outcome(Changes(), call.read(handle, offset))
+
+
+def not_meta(call: MetaCall) -> Outcome:
+    """What a name outside :data:`HANDLERS` gets: a refusal the model can act on."""
+    raise MetaToolArgumentError(f"{call.name!r} is not a meta-tool: use one of {META_TOOL_NAMES}.")
+
+
+Handler = Callable[[MetaCall], Outcome]
+HANDLERS: dict[str, Handler] = {
+    LOAD_TOOLS: _load,
+    UNLOAD_TOOLS: _unload,
+    FALLBACK: _fallback,
+    READ_RESULT: _read,
+}
+"""Each meta-tool's handler: it parses the arguments and returns the :class:`Outcome`, or
+raises :class:`~tooltray.tools.errors.MetaToolArgumentError` for unusable ones."""
+
+
+def dispatch(call: MetaCall) -> Outcome:
+    """Carry out one meta-tool call (:data:`HANDLERS`; any other name is refused).
 
     Raises:
         MetaToolArgumentError: the name is not a meta-tool or the arguments are unusable.
     """
-    if name == LOAD_TOOLS:
-        request = parse_load(arguments)
-        if EVERY_TOOL not in request.names:
-            return load_tools(registry, state, request, search, hard_max), "load_tools"
-        shown = answer()
-        if shown != "listing":
-            state.fallback_turn = state.turn
-            return fallback(registry, state, answer=shown), "fallback"
-        name = FALLBACK
-    if name == UNLOAD_TOOLS:
-        return unload_tools(registry, state, parse_unload(arguments)), None
-    if name == FALLBACK:
-        state.fallback_turn = state.turn
-        return fallback(registry, state), "fallback"
-    if name == READ_RESULT:
-        handle, offset = parse_read_result(arguments)
-        return Outcome(Changes(), read(handle, offset)), None
-    raise MetaToolArgumentError(f"{name!r} is not a meta-tool: use one of {META_TOOL_NAMES}.")
-
-
-def mark_escape(state: SessionState, out: Outcome, escape: Escape | None) -> None:
-    """Record a load through an escape hatch as an ``escape`` event in the same changes.
-
-    The detail keeps what the model asked for (``load_tools tools: calendar, git``, ``load_tools
-    query: book a flight``, or both joined by ``; ``): the names and words it loaded by are what
-    ``history`` needs to show why the selection missed.
-    """
-    if escape and out.added:
-        asked = [f"tools: {', '.join(out.asked)}"] if out.asked else []
-        asked += [f"query: {out.query}"] if out.query else []
-        detail = f"{escape} {'; '.join(asked)}"[:500] if asked else escape
-        event = HistoryEvent(state.session_id, state.turn, "escape", detail=detail)
-        out.changes.events.append(event)
-
-
-def announce(state: SessionState, out: Outcome, escape: Escape | None) -> None:
-    """Signal what changed: ``tools-loaded`` and ``escape-hatch``, or ``tools-unloaded``."""
-    sid, turn = state.session_id, state.turn
-    if out.added:
-        kind: Escape = "fallback" if escape == FALLBACK else "load_tools"
-        source = "fallback" if kind == "fallback" else "escape"
-        sig.emit(sig.tools_loaded, sid, p.ToolsLoaded(turn=turn, tools=out.added, source=source))
-        sig.emit(sig.escape_hatch, sid, p.EscapeHatch(turn=turn, kind=kind, tools=out.added))
-    if out.removed:
-        gone = p.ToolsUnloaded(turn=turn, tools=out.removed, reason="unloaded")
-        sig.emit(sig.tools_unloaded, sid, gone)
+    return HANDLERS.get(call.name, not_meta)(call)
