@@ -32,7 +32,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tooltray.memory.config import Settings
-from tooltray.memory.core.planner import Planner
+from tooltray.memory.core.catalog import AllowedCatalog
 from tooltray.memory.core.prompt import PromptView, bundle_menu, compose
 from tooltray.memory.core.trinket import ToolLoaderTrinket
 from tooltray.memory.store import Store
@@ -138,9 +138,9 @@ def first_turns(
     """The trinket's first-turn view for each query (one new session each)."""
     url = f"sqlite:///{db}"
     settings = Settings(db=url, path=path, **SETTINGS)
-    planner = Planner(registry, settings, cache)  # document embeddings cached across runs
+    planner = AllowedCatalog(registry, settings, cache)  # document embeddings cached across runs
     store = Store(url)
-    trinket = ToolLoaderTrinket(registry, store, settings=settings, planner=planner)
+    trinket = ToolLoaderTrinket(registry, store, settings=settings, catalog=planner)
     try:
         run = uuid.uuid4().hex[:8]
         return [

@@ -101,13 +101,13 @@ def measure(data: Path, n: int, join_timeout: float | None = None) -> dict[str, 
         start = time.perf_counter()
         warm = ToolLoaderTrinket(ToolRegistry(specs[:40]), Store(url), settings=settings)
         _prepare_ms(warm, "warm-up", queries[-1])  # imports, token encoders: once a process
-        warm.planner.selector().index.wait_for_vectors()  # type: ignore[attr-defined]
+        warm.catalog.selector().index.wait_for_vectors()  # type: ignore[attr-defined]
         warm_up = time.perf_counter() - start
         rss_start = _rss_mb()
         trinket = ToolLoaderTrinket(registry, Store(url), settings=settings)
         start = time.perf_counter()
         first = _prepare_ms(trinket, "first", queries[0])
-        index = trinket.planner.selector().index  # type: ignore[attr-defined]
+        index = trinket.catalog.selector().index  # type: ignore[attr-defined]
         lexical_first = not index.dense_ready
         joined = index.wait_for_vectors(join_timeout)
         join = time.perf_counter() - start
@@ -117,7 +117,7 @@ def measure(data: Path, n: int, join_timeout: float | None = None) -> dict[str, 
         clear_memo()
         again = ToolLoaderTrinket(registry, Store(url), settings=settings)
         fresh = _prepare_ms(again, "new-process", queries[1])
-        dense_fresh = again.planner.selector().index.dense_ready  # type: ignore[attr-defined]
+        dense_fresh = again.catalog.selector().index.dense_ready  # type: ignore[attr-defined]
     peak = _rss_mb()
     median = statistics.median(later)
     return {

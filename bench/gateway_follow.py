@@ -65,7 +65,7 @@ class Replay:
 
     def call(self, tool: str) -> None:
         loaded = self.trinket.loaded(self.sid)
-        tokens = self.trinket.planner.catalog().tokens
+        tokens = self.trinket.catalog.prepared().tokens
         self.calls.append((tool in loaded, len(loaded), sum(tokens.get(n, 0) for n in loaded)))
         emit(tool_used, self.sid, ToolUsed(tool=tool, turn=self.turn, ok=True))
         self.turn += 1
@@ -95,7 +95,7 @@ def measure(
                     replay = Replay(trinket, f"s-{i}", hints, follow)
                     replay.play(conv)
                     calls += replay.calls
-                out["eager"] = trinket.planner.eager_tokens()
+                out["eager"] = trinket.catalog.eager_tokens()
             out[mode] = _summary(calls)
     return out
 

@@ -33,7 +33,7 @@ from rich.table import Table
 
 from tooltray.events import ToolUsed, TurnCompleted, emit, tool_used, turn_completed
 from tooltray.memory.config import Settings
-from tooltray.memory.core.planner import Planner
+from tooltray.memory.core.catalog import AllowedCatalog
 from tooltray.memory.core.trinket import ToolLoaderTrinket
 from tooltray.memory.metatools.meta_tools import META_TOOL_NAMES
 from tooltray.memory.store import Store
@@ -48,7 +48,7 @@ from cost import registry_of, synthetic_tools  # noqa: E402
 Session = list[tuple[str, list[str]]]  # (user message, tools the model uses; [] = pick loaded)
 
 
-class TimedPlanner(Planner):
+class TimedPlanner(AllowedCatalog):
     """The shipped planner, timing its priced decision: the boundary's opening and every-tool
     choice, and a later turn's priced reveals (over the picks of the conversation it scored)."""
 
@@ -111,7 +111,7 @@ def turn_overhead(
     settings = Settings(db=url, path="openai")
     store = Store(url)
     planner = TimedPlanner(registry, settings, cache)
-    trinket = ToolLoaderTrinket(registry, store, settings=settings, planner=planner)
+    trinket = ToolLoaderTrinket(registry, store, settings=settings, catalog=planner)
     totals: list[float] = []
     prepares: list[float] = []
     decisions: dict[str, list[float]] = {"boundary": [], "later": []}

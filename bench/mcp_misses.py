@@ -63,7 +63,7 @@ def cause(info: dict[str, Any]) -> str:
 
 def analyse(trinket: Any, registry: Any, row: dict[str, Any]) -> dict[str, Any]:
     """One cold search: hit, and the ranks and facts behind it."""
-    selector = trinket.planner.selector()
+    selector = trinket.catalog.selector()
     index = selector.index
     answer = [c.name for c in selector.search(row["query"], ())]
     ask = selector._reader.read(row["query"])
@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="tooltray-mcp-misses-") as tmp:
         url, settings = f"sqlite:///{tmp}/s.db", base_settings(opts.path)
         with open_trinket(registry, url, settings) as trinket:
-            trinket.planner.selector().index.wait_for_vectors(900)
+            trinket.catalog.selector().index.wait_for_vectors(900)
             for row in searches:
                 tool = names.get(row["tool"], row["tool"])
                 rows.append(analyse(trinket, registry, {**row, "tool": tool}))

@@ -62,11 +62,11 @@ def sampled(searches: list[dict[str, Any]], n: int) -> list[dict[str, Any]]:
 
 def fixed_part(trinket: Any, path: str) -> dict[str, int]:
     """Tokens paid on every call: the bundle menu and the meta-tools the view leads with, as the
-    planner prices them (``Planner._fixed``: what selection shows whatever it picks)."""
-    menu = trinket.planner.menu()
-    total = int(trinket.planner._fixed(menu))
+    planner prices them (``AllowedCatalog._fixed``: what selection shows whatever it picks)."""
+    menu = trinket.catalog.menu()
+    total = int(trinket.catalog._fixed(menu))
     out = {"menu": count_tokens(menu).n, "total": total}
-    return {**out, "meta_tools": total - out["menu"], "eager": trinket.planner.eager_tokens()}
+    return {**out, "meta_tools": total - out["menu"], "eager": trinket.catalog.eager_tokens()}
 
 
 def run_search(trinket: Any, sid: str, row: dict[str, Any], messages: Any) -> bool:
@@ -122,7 +122,7 @@ def with_vectors(trinket: Any) -> bool:
     the turn's path): the suite measures the answers of a catalog whose vectors are known, not
     the first minute (``bench/first_minute.py``). Without the wait, dense scores joined
     whenever the worker finished, or never in a run on a loaded machine."""
-    return bool(trinket.planner.selector().index.wait_for_vectors(WAIT_S))
+    return bool(trinket.catalog.selector().index.wait_for_vectors(WAIT_S))
 
 
 def _shares(hits: dict[str, dict[str, list[bool]]]) -> dict[str, dict[str, float]]:

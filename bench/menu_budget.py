@@ -3,7 +3,7 @@
 ``python bench/run.py menu_budget [--data DIR] [--mcp DIR]``. For each dev corpus, each real-MCP
 catalog and one three times mcp300 (its real servers and two renamed copies of each:
 ``<server>-2``, ``<server>-3``), the bundle menu's o200k tokens and the fixed part
-(``Planner._fixed``: the menu plus the meta-tools the view leads with) on the openai and text
+(``AllowedCatalog._fixed``: the menu plus the meta-tools the view leads with) on the openai and text
 paths, with the whole menu (``before``: no budget) and the budgeted one (``after``:
 ``MENU_BUDGET``), how many servers the budgeted menu names, and whether it is the whole menu
 byte for byte. No store, no embedding: token counts only.
@@ -22,8 +22,8 @@ from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from tooltray.memory.config import Settings  # noqa: E402
+from tooltray.memory.core.catalog import AllowedCatalog  # noqa: E402
 from tooltray.memory.core.menu import bundle_menu, listed  # noqa: E402
-from tooltray.memory.core.planner import Planner  # noqa: E402
 from tooltray.tools.registry import ToolRegistry  # noqa: E402
 from tooltray.tools.render import count_tokens  # noqa: E402
 from tooltray.tools.spec import ToolSpec  # noqa: E402
@@ -51,7 +51,7 @@ def _copy(spec: ToolSpec, k: int) -> ToolSpec:
 
 def fixed(registry: ToolRegistry, path: str) -> dict[str, int]:
     """Menu and fixed-part tokens on ``path``, before (no budget) and after (the budget)."""
-    planner = Planner(registry, Settings(db="sqlite://", path=path))
+    planner = AllowedCatalog(registry, Settings(db="sqlite://", path=path))
     out: dict[str, int] = {"servers": len(registry.bundles()), "tools": len(registry.allowed())}
     menus = [bundle_menu(registry.bundles(), budget=b) for b in (NO_BUDGET, None)]
     for label, menu in zip(("before", "after"), menus, strict=True):

@@ -30,7 +30,7 @@ from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from tooltray.memory.config import Settings  # noqa: E402
-from tooltray.memory.core.planner import Planner  # noqa: E402
+from tooltray.memory.core.catalog import AllowedCatalog  # noqa: E402
 from tooltray.memory.retrieval.selector import NoSignals, SessionSignals  # noqa: E402
 from tooltray.memory.store import Store  # noqa: E402
 from tooltray.memory.tuning import GROWTH_MISS, needed  # noqa: E402
@@ -52,7 +52,9 @@ def _count(row: list[int], name: str, gold: set[str], first: set[str]) -> None:
     row[2] += name in first
 
 
-def _conversation(planner: Planner, conv: Conversation, by_z: Counts, by_share: Counts) -> None:
+def _conversation(
+    planner: AllowedCatalog, conv: Conversation, by_z: Counts, by_share: Counts
+) -> None:
     """Count one conversation's boundary picks into both bucket tables."""
     turn = conv.turns[0]
     picks = planner.selector().boundary(
@@ -66,7 +68,7 @@ def _conversation(planner: Planner, conv: Conversation, by_z: Counts, by_share: 
         _count(by_share[min(int(z / top * 20), 20) / 20], pick.name, gold, set(turn.gold))
 
 
-def _first_turn(planner: Planner, conv: Conversation) -> tuple[int, int, float]:
+def _first_turn(planner: AllowedCatalog, conv: Conversation) -> tuple[int, int, float]:
     """One conversation's first-turn gold tools, its message's task count and its boundary
     picks' summed chances (each pick's ``needed`` by its z and share of the top)."""
     turn, selector = conv.turns[0], planner.selector()
@@ -111,7 +113,7 @@ def _corpus(
     regs, planners, rows = registries(corpus, registry, convs), {}, []
     for conv in convs:
         reg = regs[conv.id]
-        planner = planners.setdefault(id(reg), Planner(reg, Settings(), store))
+        planner = planners.setdefault(id(reg), AllowedCatalog(reg, Settings(), store))
         rows.append(_first_turn(planner, conv))
         if buckets is not None:
             _conversation(planner, conv, *buckets)

@@ -10,7 +10,7 @@ its output is priced too. An escape or a search is simply one more call. Nothing
 tooltray: the session bench (``session.py``) and its peers (``peers.py``) build the calls.
 
 The parameters of the two named profiles and where their values come from are documented on
-:class:`tooltray.memory.core.planner.Profile` (the library prices its session boundary with the same
+:class:`tooltray.memory.core.catalog.Profile` (the library prices its session boundary with the same
 profiles); the figures they produce are in ``bench/README.md``.
 """
 

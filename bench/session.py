@@ -62,8 +62,8 @@ from rich.table import Table  # noqa: E402
 
 from tooltray.events import ToolUsed, TurnCompleted, emit, tool_used, turn_completed  # noqa: E402
 from tooltray.memory.config import Settings  # noqa: E402
+from tooltray.memory.core.catalog import AllowedCatalog  # noqa: E402
 from tooltray.memory.core.menu import listed  # noqa: E402
-from tooltray.memory.core.planner import Planner  # noqa: E402
 from tooltray.memory.core.prompt import PromptView  # noqa: E402
 from tooltray.memory.core.trinket import ToolLoaderTrinket  # noqa: E402
 from tooltray.memory.eval.recall import evaluate_store  # noqa: E402
@@ -139,7 +139,7 @@ def _recover(
         tried.add("query")
         return "query", trinket.handle_meta(sid, LOAD_TOOLS, {"query": turn.query})
     bundle = _bundle_of(trinket, tool)
-    shown = bundle in listed(trinket.planner.menu()) if bundle else False
+    shown = bundle in listed(trinket.catalog.menu()) if bundle else False
     if shown and f"bundle:{bundle}" not in tried:
         tried.add(f"bundle:{bundle}")
         return "bundle", trinket.handle_meta(sid, LOAD_TOOLS, {"tools": [bundle]})
@@ -236,8 +236,8 @@ def open_trinket(
     store = Store(url)
     full = Settings(db=url, **settings)
     oracle = ORACLE.get("signals")
-    planner = Planner(registry, full, store, oracle) if oracle is not None else None
-    trinket = ToolLoaderTrinket(registry, store, settings=full, planner=planner)
+    planner = AllowedCatalog(registry, full, store, oracle) if oracle is not None else None
+    trinket = ToolLoaderTrinket(registry, store, settings=full, catalog=planner)
     try:
         yield trinket
     finally:
@@ -350,9 +350,9 @@ class Stores:
         self.n = 0
         self.template = self.fresh_path()
         with open_trinket(registry, self.url(self.template), settings) as trinket:
-            trinket.planner.selector()
+            trinket.catalog.selector()
             self.menu_tokens = (
-                count_tokens(trinket.planner.menu()).n if settings["path"] in NATIVE_PATHS else 0
+                count_tokens(trinket.catalog.menu()).n if settings["path"] in NATIVE_PATHS else 0
             )
 
     def fresh_path(self) -> Path:

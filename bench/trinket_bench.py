@@ -106,10 +106,10 @@ def resume_ms(url: str, reg: ToolRegistry, repeats: int) -> list[float]:
         events = [HistoryEvent("r", 1 + chunk, "used", tool=f"tool_{i % 200}") for i in range(500)]
         store.apply("r", Changes(turn=1 + chunk, events=events))
     warm = _trinket(url, reg)
-    warm.planner.catalog()
+    warm.catalog.prepared()
     out = []
     for _ in range(repeats):
-        trinket = ToolLoaderTrinket(reg, store, settings=warm.settings, planner=warm.planner)
+        trinket = ToolLoaderTrinket(reg, store, settings=warm.settings, catalog=warm.catalog)
         start = time.perf_counter()
         trinket.loaded("r")
         out.append((time.perf_counter() - start) * 1000)

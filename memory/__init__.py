@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from tooltray.memory.agent.loop import Agent, TurnResult
     from tooltray.memory.agent.textcalls import parse_tool_calls
     from tooltray.memory.config import Settings
-    from tooltray.memory.core.planner import Planner
+    from tooltray.memory.core.catalog import AllowedCatalog, Planner
     from tooltray.memory.core.prompt import PromptView
     from tooltray.memory.core.results import ResultShelf
     from tooltray.memory.core.trinket import ToolLoaderTrinket
@@ -38,7 +38,7 @@ __getattr__, __dir__ = lazy_exports(
         "tooltray.memory.agent.loop": ("Agent", "TurnResult"),
         "tooltray.memory.agent.textcalls": ("parse_tool_calls",),
         "tooltray.memory.config": ("Settings",),
-        "tooltray.memory.core.planner": ("Planner",),
+        "tooltray.memory.core.catalog": ("AllowedCatalog", "Planner"),
         "tooltray.memory.core.prompt": ("PromptView",),
         "tooltray.memory.core.results": ("ResultShelf",),
         "tooltray.memory.retrieval.skills": ("Skill", "SkillLibrary", "load_skills"),
@@ -61,6 +61,7 @@ __getattr__, __dir__ = lazy_exports(
 __all__ = [
     "META_TOOL_NAMES",
     "Agent",
+    "AllowedCatalog",
     "CachedEmbedder",
     "Embedder",
     "Hit",

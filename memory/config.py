@@ -70,7 +70,7 @@ class Settings(BaseSettings):
         cost_profile: what ``opening = "priced"`` minimises: ``latency`` (a local server:
             cached prefix free, prefill ~1,000 tokens/s, a round trip ~1.7 s) or ``price``
             (cached input 0.1x, cache writes 1.25x, output 5x input); see
-            :class:`tooltray.memory.core.planner.Profile`.
+            :class:`tooltray.memory.core.catalog.Profile`.
         core: extra tool names that are always loaded (besides pinned specs).
         implicit: tools any session may need without naming them (a filesystem, fetch, a
             shell): tool names, ``bundle:NAME`` or a bundle's name, ``server/tool`` or

@@ -128,7 +128,7 @@ MENU_WORDS = 6
 #: bfcl_multiturn 157, mcp20 345), 70 MCP servers' lines do not (1,237); bench/README.md issue 35
 MENU_BUDGET = 500
 
-# ----- the priced boundary (memory/core/planner.py; bench/README.md "Priced selection") -------
+# ----- the priced boundary (memory/core/catalog.py; bench/README.md "Priced selection") -------
 #: chance a boundary pick is needed before growth could reveal it, by its fused z: its use on
 #: the first turn plus GROWTH_MISS of its later use; apibank, bfcl_multiturn and bfcl_small dev
 #: boundary picks against each conversation's gold (5,300 picks): holding vs escaping

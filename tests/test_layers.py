@@ -111,8 +111,8 @@ def _circles() -> list[list[str]]:
 
 def test_the_graph_is_read() -> None:
     """The guard reads real imports: the trinket imports the planner, the planner the selector."""
-    assert "tooltray.memory.core.planner" in GRAPH["tooltray.memory.core.trinket"]
-    assert "tooltray.memory.retrieval.selector" in GRAPH["tooltray.memory.core.planner"]
+    assert "tooltray.memory.core.catalog" in GRAPH["tooltray.memory.core.trinket"]
+    assert "tooltray.memory.retrieval.selector" in GRAPH["tooltray.memory.core.catalog"]
 
 
 def test_no_import_circle() -> None:
@@ -128,7 +128,7 @@ UNSEEN = (
     "tooltray.memory.store",
     "tooltray.memory.core.session",
     "tooltray.memory.core.trinket",
-    "tooltray.memory.core.planner",
+    "tooltray.memory.core.catalog",
     "tooltray.events",
 )
 """What the rules must not reach, even through another module: a store, the journal, the

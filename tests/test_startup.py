@@ -114,8 +114,8 @@ def test_importing_tooltray_memory_loads_nothing_until_used() -> None:
 
 def test_the_public_exports_are_unchanged_and_resolve() -> None:
     expected = {
-        "META_TOOL_NAMES", "Agent", "CachedEmbedder", "Embedder", "Hit", "MCPSource",
-        "MiniLMOnnxEmbedder", "ModelError", "OpenAIEmbedder", "Planner", "PromptView",
+        "META_TOOL_NAMES", "Agent", "AllowedCatalog", "CachedEmbedder", "Embedder", "Hit",
+        "MCPSource", "MiniLMOnnxEmbedder", "ModelError", "OpenAIEmbedder", "Planner", "PromptView",
         "ResultShelf", "Settings", "Skill", "SkillLibrary", "Store", "ToolIndex",
         "ToolLoaderTrinket", "TurnResult", "build_query", "default_embedder", "load_skills",
         "meta_tool_specs", "parse_tool_calls",

@@ -24,7 +24,7 @@ def lazy_exports(
 
     Args:
         namespace: the package's ``globals()``; an export, once loaded, is cached there.
-        homes: module (absolute, or relative to the package such as ``".planner"``) -> the
+        homes: module (absolute, or relative to the package such as ``".catalog"``) -> the
             names the package exports from it.
     """
     where = {name: module for module, names in homes.items() for name in names}

@@ -107,7 +107,7 @@ def _play(
     trinket = ToolLoaderTrinket(demo_registry(), store, settings=settings)
     with Progress(console=console, transient=True) as bar:
         task = bar.add_task("embedding the demo catalog", total=None)
-        trinket.planner.selector(
+        trinket.catalog.selector(
             progress=lambda n, total: bar.update(task, completed=n, total=total)
         )
     turns = store.turns(sid)

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from tooltray.memory.config import Settings
-    from tooltray.memory.core.planner import Plan, Planner
+    from tooltray.memory.core.catalog import AllowedCatalog, Plan
     from tooltray.memory.core.session import SessionState
     from tooltray.memory.store.records import (
         Changes,
@@ -133,17 +133,19 @@ def session_state(store: DryStore, session_id: str | None) -> SessionState:
     return SessionState(session_id, snapshot, marks=Marks(grown_turn=grown_turn(snapshot)))
 
 
-def dry_planner(registry: ToolRegistry, settings: Settings, store: DryStore) -> Planner:
+def dry_planner(registry: ToolRegistry, settings: Settings, store: DryStore) -> AllowedCatalog:
     """A planner like the trinket's (same settings, same learned signals), over ``store``."""
-    from tooltray.memory.core.planner import Planner
+    from tooltray.memory.core.catalog import AllowedCatalog
     from tooltray.memory.learning.lessons import learned_signals
 
     narrowed = registry.narrowed(settings.allow, settings.deny or ())
     signals = learned_signals(store, narrowed.is_allowed, settings)
-    return Planner(narrowed, settings, store, signals)
+    return AllowedCatalog(narrowed, settings, store, signals)
 
 
-def explain(planner: Planner, state: SessionState, message: str) -> tuple[str, list[Explained]]:
+def explain(
+    planner: AllowedCatalog, state: SessionState, message: str
+) -> tuple[str, list[Explained]]:
     """The phase (``start``: a session boundary selects; ``growth``: a later turn may append;
     ``all``: every tool fits) and the candidates, the plan's loads first."""
     initial = not state.selected
@@ -157,7 +159,7 @@ def explain(planner: Planner, state: SessionState, message: str) -> tuple[str, l
 
 
 def _candidates(
-    planner: Planner, state: SessionState, message: str, plan: Plan, phase: str
+    planner: AllowedCatalog, state: SessionState, message: str, plan: Plan, phase: str
 ) -> list[Explained]:
     from tooltray.memory.retrieval.scoring import Query
 
@@ -194,7 +196,7 @@ def _bar(lifted: Any, phase: str, loaded: Sequence[int]) -> float:
     return max(GROW_BAR, GROW_RATIO * float(np.max(rest)))
 
 
-def _priors(planner: Planner, state: SessionState, message: str) -> dict[str, str]:
+def _priors(planner: AllowedCatalog, state: SessionState, message: str) -> dict[str, str]:
     """Why a prior made a tool a candidate: its usage share over past sessions (but this one)
     where ``message`` does not find it itself, or the ``implicit`` setting."""
     from tooltray.memory.retrieval.selector import SessionSignals
@@ -223,7 +225,7 @@ def _decision(
 
 
 def _row(
-    planner: Planner,
+    planner: AllowedCatalog,
     name: str,
     scores: tuple[float, float, float] | None,
     score: float | None,

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from tooltray.tools.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from tooltray.memory.core.planner import Planner
+    from tooltray.memory.core.catalog import AllowedCatalog, Planner
     from tooltray.memory.core.prompt import PromptView, compose
     from tooltray.memory.core.results import ResultShelf
     from tooltray.memory.core.session import SessionState
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 __getattr__, __dir__ = lazy_exports(
     globals(),
     {
-        ".planner": ("Planner",),
+        ".catalog": ("AllowedCatalog", "Planner"),
         ".prompt": ("PromptView", "compose"),
         ".results": ("ResultShelf",),
         ".session": ("SessionState",),
@@ -32,6 +32,7 @@ __getattr__, __dir__ = lazy_exports(
 
 
 __all__ = [
+    "AllowedCatalog",
     "Planner",
     "PromptView",
     "ResultShelf",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+from functools import partial
 from typing import Protocol
 
 Reader = Callable[[str, int], str]
@@ -56,16 +57,16 @@ class ResultShelf:
 
     def reader(self, session_id: str) -> Reader:
         """``read`` for the model of ``session_id``: another session's handle is refused."""
+        return partial(self.read_as, session_id)
 
-        def read(handle: str, offset: int = 0) -> str:
-            if not handle.endswith(session_tag(session_id)):
-                return (
-                    f"Error: result {handle[:40]!r} belongs to another session; read the "
-                    "handles shown in this session's results."
-                )
-            return self.read(handle, offset)
-
-        return read
+    def read_as(self, session_id: str, handle: str, offset: int = 0) -> str:
+        """:meth:`read` for the model of ``session_id``: another session's handle is refused."""
+        if not handle.endswith(session_tag(session_id)):
+            return (
+                f"Error: result {handle[:40]!r} belongs to another session; read the "
+                "handles shown in this session's results."
+            )
+        return self.read(handle, offset)
 
     def forget(self, session_id: str) -> None:
         """Drop this process's copies of the session's results (the store keeps them)."""

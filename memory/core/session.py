@@ -263,14 +263,9 @@ class Journal:
         for embedder_id, vectors in staged.items():
             last.vectors.setdefault(embedder_id, {}).update(vectors)
 
-    def announce(self, signal: NamedSignal, session_id: str, payload: BaseModel) -> None:
-        """Emit ``payload`` once the open call is stored (at once outside a call)."""
-        self._announced.append((signal, session_id, payload))
-        if self._touched is None:
-            self._announce()
-
     def notify(self, session_id: str, notices: Sequence[Notice]) -> None:
-        """Send a decision's notices (signal and payload) once the open call is stored."""
+        """Send a decision's notices (signal and payload) once the open call is stored (at once
+        outside a call)."""
         for n in notices:
             tools, turn = list(n.tools), n.turn
             payload: BaseModel
@@ -286,7 +281,9 @@ class Journal:
                 payload = p.EscapeHatch(turn=turn, kind=HATCHES[n.detail], tools=tools)
             else:
                 payload = p.SelectionChanged(turn=turn, added=[], removed=[], prefix_hash=n.detail)
-            self.announce(SIGNALS[n.kind], session_id, payload)
+            self._announced.append((SIGNALS[n.kind], session_id, payload))
+        if self._touched is None:  # outside a call: at once
+            self._announce()
 
     def _announce(self) -> None:
         while self._announced:
@@ -332,7 +329,8 @@ class Journal:
         if state.pending:
             return
         state.snapshot = stored or state.snapshot
-        recovered(state, "store")
+        if state.warned:  # an outage to call over
+            recovered(state, "store")
 
     def _one_by_one(self, state: SessionState) -> SessionSnapshot | None:
         """Store the queue change by change: one that can never be stored (a data error, not an

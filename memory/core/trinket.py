@@ -32,6 +32,7 @@ from tooltray.events import signals as sig
 from tooltray.memory.config import Settings
 from tooltray.memory.core import decision as decide
 from tooltray.memory.core import inputs
+from tooltray.memory.core.catalog import AllowedCatalog, Prepared
 from tooltray.memory.core.decision import (
     Conversation,
     Decision,
@@ -45,7 +46,6 @@ from tooltray.memory.core.decision import (
 )
 from tooltray.memory.core.fork import fork_session, not_refused
 from tooltray.memory.core.meter import PromptMeter
-from tooltray.memory.core.planner import Catalog, Planner
 from tooltray.memory.core.prompt import (
     NATIVE_PATHS,
     PromptView,
@@ -72,10 +72,11 @@ from tooltray.memory.learning.lessons import learned_signals, lesson
 from tooltray.memory.learning.usage import check_implicit
 from tooltray.memory.metatools.meta_tools import (
     CALL_TOOL,
+    HANDLERS,
     META_TOOL_NAMES,
     MetaCall,
-    dispatch,
     meta_tool_specs,
+    not_meta,
     parse_bridge,
     shown_meta_specs,
 )
@@ -121,7 +122,7 @@ def all_tools_view(
 
 
 def selected_view(
-    snapshot: SessionSnapshot, settings: Settings, registry: ToolRegistry, planner: Planner
+    snapshot: SessionSnapshot, settings: Settings, registry: ToolRegistry, catalog: AllowedCatalog
 ) -> PromptView:
     """The session's prefix tools in ``tools=`` order, led by the meta-tools on native paths,
     and (``reveal = "append"``) the tools revealed since the last boundary, after it: natively
@@ -129,10 +130,10 @@ def selected_view(
     meta = snapshot.meta
     stored = meta.get("prefix") if settings.reveal == "append" else None
     prefix_names, revealed_names = split_loaded(snapshot.names(), stored)
-    cat = planner.catalog()
+    cat = catalog.prepared()
     native = settings.path in NATIVE_PATHS
     deferring = defers(settings.path, settings.reveal, meta)
-    view = _prefix(settings, planner, prefix_names, meta.get("mode", MODE_SELECTED), deferring)
+    view = _prefix(settings, catalog, prefix_names, meta.get("mode", MODE_SELECTED), deferring)
     revealed = cat.pick(revealed_names)
     loaded = view.loaded + tuple(map(attrgetter("name"), revealed))
     view = replace(
@@ -146,19 +147,19 @@ def selected_view(
     if deferring:
         addition = adds(settings.path, settings.reveal, settings.tool_addition, meta)
         return replace(_deferring(view, registry, cat, reveals), addition=addition)
-    return replace(view, notes=_notes(reveals, planner, native))
+    return replace(view, notes=_notes(reveals, catalog, native))
 
 
 def _prefix(
-    settings: Settings, planner: Planner, names: list[str], mode: str, deferring: bool
+    settings: Settings, catalog: AllowedCatalog, names: list[str], mode: str, deferring: bool
 ) -> PromptView:
     """The view of a prefix (meta-tools, ``names``, the menu), rendered once per catalog: it is
     byte-stable between boundaries, so a later turn that only reveals re-uses it whole."""
-    cat, choosing = planner.catalog(), mode != "all"
+    cat, choosing = catalog.prepared(), mode != "all"
     s = settings
     key = (tuple(names), mode, deferring, s.path, s.reveal, s.instructions, s.code_callers)
     if key not in cat.prefixes:
-        specs = planner.shown(cat.pick(names))
+        specs = catalog.shown(cat.pick(names))
         if choosing and settings.path in NATIVE_PATHS:
             specs = [*shown_meta_specs(settings.reveal, deferring), *specs]
         view = compose(
@@ -177,7 +178,7 @@ def _prefix(
 
 
 def _deferring(
-    view: PromptView, registry: ToolRegistry, cat: Catalog, reveals: dict[int, list[str]]
+    view: PromptView, registry: ToolRegistry, cat: Prepared, reveals: dict[int, list[str]]
 ) -> PromptView:
     """``view`` for a provider that defers tools: every allowed tool outside its full part is
     declared deferred in catalog order, so ``tools=`` changes only at boundaries, and each
@@ -204,12 +205,12 @@ def _by_turn(reveals: Sequence[tuple[int, list[str]]]) -> dict[int, list[str]]:
 
 
 def _notes(
-    reveals: dict[int, list[str]], planner: Planner, native: bool
+    reveals: dict[int, list[str]], catalog: AllowedCatalog, native: bool
 ) -> tuple[tuple[int, str], ...]:
     """Each turn's reveal note, keyed by its user turn."""
     out = []
     for turn, names in reveals.items():
-        text = note(planner.shown(planner.catalog().pick(names)), native)
+        text = note(catalog.shown(catalog.prepared().pick(names)), native)
         if text:
             out.append((turn, text))
     return tuple(out)
@@ -238,7 +239,8 @@ class ToolLoaderTrinket:
             state in this process). One that cannot be used (corrupt, foreign, newer) is left
             alone and every session runs degraded, with the reason in :attr:`store_error`.
         settings: tunables; defaults from the environment and ``tooltray.toml``.
-        planner: decides picks; ``None`` builds one from the registry and the embedder.
+        catalog: the allowed catalog prepared for selection (it scores turns and decides picks);
+            ``None`` builds one from the registry and the embedder.
     """
 
     def __init__(
@@ -247,7 +249,7 @@ class ToolLoaderTrinket:
         store: BaseStore | None = None,
         *,
         settings: Settings | None = None,
-        planner: Planner | None = None,
+        catalog: AllowedCatalog | None = None,
     ) -> None:
         self.settings = settings or Settings()
         self.registry = registry.narrowed(self.settings.allow, self.settings.deny or ())
@@ -259,7 +261,9 @@ class ToolLoaderTrinket:
         self.signals: SelectionSignals = learned_signals(
             self.store, self.registry.is_allowed, self.settings
         )
-        self.planner = planner or Planner(self.registry, self.settings, self.journal, self.signals)
+        self.catalog = catalog or AllowedCatalog(
+            self.registry, self.settings, self.journal, self.signals
+        )
         if self.settings.implicit and len(self.registry):  # a gateway's servers list later
             check_implicit(self.settings.implicit, self.registry.allowed())
         self.shelf = ResultShelf(self.store, self.settings.result_max_chars)
@@ -403,7 +407,7 @@ class ToolLoaderTrinket:
         A disabled loader shows the descriptions unchanged (``boilerplate_once`` is tooltray's).
         """
         allowed = self.registry.allowed()
-        shown = allowed if mode == "disabled" else self.planner.shown(allowed)
+        shown = allowed if mode == "disabled" else self.catalog.shown(allowed)
         return all_tools_view(session_id, turn, mode, self.settings, shown, eager_tokens)
 
     # ----- tool calls ------------------------------------------------------------------------
@@ -446,27 +450,23 @@ class ToolLoaderTrinket:
         arguments = inputs.meta_arguments(arguments)
         with self._lock, self.journal.call():
             state = self._state(session_id)
+            call = MetaCall(
+                name,
+                arguments,
+                self.registry,
+                state,
+                partial(self._search, state),  # lexical while the embedder is down
+                partial(self.shelf.read_as, session_id),
+                self.settings.hard_max_tools,
+                lambda: "listing" if self._defers(state) else self.catalog.fallback_answer(),
+            )
             try:
-                out = dispatch(self._meta_call(state, name, arguments))
+                out = HANDLERS.get(name, not_meta)(call)
             except MetaToolArgumentError as exc:
                 self._apply(state, decide.refused_meta(state.snap(), name, str(exc)))
                 return f"Error: {exc}", True
             self._apply(state, decide.meta(state.snap(), out))
             return out.text + self._reveal_note(state, out.added), False
-
-    def _meta_call(self, state: SessionState, name: str, arguments: Any) -> MetaCall:
-        """What a meta-tool's handler may ask: the catalog's search (lexical while the embedder
-        is down), the session's shelved results, and what ``load_tools(["*"])`` answers."""
-        return MetaCall(
-            name,
-            arguments,
-            self.registry,
-            state,
-            partial(self._search, state),
-            self.shelf.reader(state.session_id),
-            self.settings.hard_max_tools,
-            lambda: "listing" if self._defers(state) else self.planner.fallback_answer(),
-        )
 
     def degrade_reveal(
         self, session_id: str, reason: str, to: Literal["bridge", "exchange"] = "bridge"
@@ -502,8 +502,8 @@ class ToolLoaderTrinket:
 
     def follow(self, session_id: str, used: Sequence[str]) -> tuple[list[str], str]:
         """After the session called ``used``, load what those calls point to next
-        (:meth:`Planner.follow`), appended like a later turn's growth: for a client that sends
-        no user text between calls (an MCP gateway). Returns the names loaded and, with
+        (:meth:`AllowedCatalog.follow`), appended like a later turn's growth: for a client that
+        sends no user text between calls (an MCP gateway). Returns the names loaded and, with
         ``reveal = "append"``, their listing for a client that does not relist (else ``""``).
         Nothing for a session whose selection is off (disabled, degraded, ``all``).
 
@@ -513,7 +513,7 @@ class ToolLoaderTrinket:
         session_id = inputs.session_id(session_id)
         with self._lock, self.journal.call():
             state = self._state(session_id)
-            picks = self.planner.follow(state, used) if state.health == "ok" else []
+            picks = self.catalog.follow(state, used) if state.health == "ok" else []
             if not picks:
                 return [], ""
             names = [c.name for c in picks]
@@ -590,11 +590,11 @@ class ToolLoaderTrinket:
         tools, state.taught = state.taught, []
         if not tools:  # the request stays pending: its tools may be called a turn later
             return None
-        text = self.planner.request_text(
+        text = self.catalog.request_text(
             state.user_texts[state.learned_upto :] or state.user_texts[-1:]
         )
         state.learned_upto = len(state.user_texts)
-        return lesson(self.settings, turn, tools, text, self.planner.message_vector)
+        return lesson(self.settings, turn, tools, text, self.catalog.message_vector)
 
     def _on_compacted(self, sender: Any, payload: p.ContextCompacted, **_: Any) -> None:
         with self._lock, self.journal.call():
@@ -673,20 +673,19 @@ class ToolLoaderTrinket:
         snap = state.snap()
         turn = decide.owed(snap, conv, self.settings.growth)
         scores = self._scores(state, turn, conv)
-        dec = decide.on_prepare(turn, conv, scores, self.planner, self.settings.reveal)
+        dec = decide.on_prepare(turn, conv, scores, self.catalog, self.settings.reveal)
         after = snap.after(dec)
-        view = self._view(state, after.snapshot)
+        if state.health == "degraded":  # every tool while degraded, else its selection
+            view = self.all_tools_view(
+                state.session_id, after.snapshot.turn, "degraded", self._eager()
+            )
+        else:
+            view = selected_view(after.snapshot, self.settings, self.registry, self.catalog)
         self._apply(state, dec + decide.record_turn(after, view))
         if dec.plan is not None and dec.plan.loads and log.isEnabledFor(logging.INFO):
             _log_plan(state, dec.plan)
         self._meter(state.session_id).observe(view, messages)
         return view
-
-    def _view(self, state: SessionState, snapshot: SessionSnapshot) -> PromptView:
-        """What the session shows once decided: every tool while degraded, else its selection."""
-        if state.health == "degraded":
-            return self.all_tools_view(state.session_id, snapshot.turn, "degraded", self._eager())
-        return selected_view(snapshot, self.settings, self.registry, self.planner)
 
     def _apply(self, state: SessionState, dec: Decision) -> None:
         """Stage a decision's changes in the open call (stored in its one transaction), take its
@@ -698,7 +697,7 @@ class ToolLoaderTrinket:
         self.journal.notify(state.session_id, dec.notices)
 
     def _eager(self) -> int:
-        return self.planner.eager_tokens()
+        return self.catalog.eager_tokens()
 
     def _may_recover(self, state: SessionState, snap: Snap) -> bool:
         """Whether a degraded session tries selection again now: at most once a turn, at its start.
@@ -725,7 +724,7 @@ class ToolLoaderTrinket:
         if turn.due is None:
             return None
         try:
-            scores = self.planner.scores(snap.snapshot, conv.users, turn.due)
+            scores = self.catalog.scores(snap.snapshot, conv.users, turn.due)
         except TooltrayError as exc:
             detail = self._outage(state, "selection", exc, snap.snapshot.turn)
             return Fault(turn.due.marks, detail)
@@ -741,8 +740,8 @@ class ToolLoaderTrinket:
         if s.reveal != "append" or prefix is None or not added or defers(s.path, s.reveal, meta):
             return ""
         inside = set(prefix)
-        specs = self.planner.catalog().pick([n for n in added if n not in inside])
-        shown = note(self.planner.shown(specs), s.path != "text")
+        specs = self.catalog.prepared().pick([n for n in added if n not in inside])
+        shown = note(self.catalog.shown(specs), s.path != "text")
         return "\n" + shown if shown else ""
 
     def _defers(self, state: SessionState) -> bool:
@@ -750,13 +749,13 @@ class ToolLoaderTrinket:
         return defers(self.settings.path, self.settings.reveal, state.snapshot.meta)
 
     def _search(self, state: SessionState, query: str) -> list[Candidate]:
-        """The planner's search for ``load_tools``; lexical while the embedder is down."""
+        """The catalog's search for ``load_tools``; lexical while the embedder is down."""
         loaded = set(state.loaded_names())
         try:
-            return self.planner.selector().search(query, loaded)
+            return self.catalog.selector().search(query, loaded)
         except TooltrayError as exc:
             self._degrade(state, "selection", exc)
-            return self.planner.search_lexically(query, loaded)
+            return self.catalog.search_lexically(query, loaded)
 
     def _degrade(self, state: SessionState, reason: str, exc: Exception) -> None:
         """Expose every tool; the outage is logged and recorded once, not on every retry."""

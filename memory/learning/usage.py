@@ -166,7 +166,7 @@ def priors(
 def usual(picks: Sequence[Candidate], known: Mapping[str, Prior]) -> list[Candidate]:
     """``picks`` as the message made them, then the tools a prior alone proposes (no score: the
     message did not pick them), priced by that chance. ``known`` holds the priors of the tools
-    the request misses (``Planner.priors_for``): a pick among them is a weak one, so it takes
+    the request misses (``AllowedCatalog.priors_for``): a pick among them is a weak one, so it takes
     the prior where that is larger (a miss is what the prior counts)."""
     have = {c.name for c in picks}
     return [

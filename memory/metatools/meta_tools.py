@@ -601,13 +601,5 @@ HANDLERS: dict[str, Handler] = {
     READ_RESULT: _read,
 }
 """Each meta-tool's handler: it parses the arguments and returns the :class:`Outcome`, or
-raises :class:`~tooltray.tools.errors.MetaToolArgumentError` for unusable ones."""
-
-
-def dispatch(call: MetaCall) -> Outcome:
-    """Carry out one meta-tool call (:data:`HANDLERS`; any other name is refused).
-
-    Raises:
-        MetaToolArgumentError: the name is not a meta-tool or the arguments are unusable.
-    """
-    return HANDLERS.get(call.name, not_meta)(call)
+raises :class:`~tooltray.tools.errors.MetaToolArgumentError` for unusable ones; a name that is
+not a meta-tool gets :func:`not_meta`."""

@@ -695,7 +695,7 @@ class IndexSelector:
         return str(self.embedder.id), np.asarray(vector, np.float32)[0]
 
     def request_of(self, texts: Sequence[str]) -> str:
-        """The first task message of ``texts`` (see ``Planner.request_text``); the latest
+        """The first task message of ``texts`` (see ``AllowedCatalog.request_text``); the latest
         when none is one, or when the embedder is down."""
         recent = list(texts[-MAX_MESSAGES:])
         try:

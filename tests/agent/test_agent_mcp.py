@@ -39,4 +39,4 @@ def test_mcp_tools_execute_through_the_loop(
         ("reverse_text", "ok", "yartloot"),
     ]
     assert result.calls[3].status == "invalid"
-    assert "mathtext" in agent.trinket.planner.menu()
+    assert "mathtext" in agent.trinket.catalog.menu()

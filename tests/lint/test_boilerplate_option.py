@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from tooltray.memory.config import Settings
-from tooltray.memory.core.planner import Planner
+from tooltray.memory.core.catalog import AllowedCatalog
 from tooltray.memory.core.trinket import ToolLoaderTrinket
 from tooltray.tools.registry import ToolRegistry
 from tooltray.tools.render import render
@@ -15,10 +15,10 @@ SHARED = "This tool belongs to the demo file system, which keeps every file in m
 VERBS = ["Read a file by path.", "Write text to a file.", "Delete a file.", "List a folder."]
 
 
-def _planner(make: Any, on: bool) -> Planner:
+def _planner(make: Any, on: bool) -> AllowedCatalog:
     tools = [make(f"fs_{i}", f"{SHARED} {v}", "files") for i, v in enumerate(VERBS)]
     tools.append(make("clock", "Tell the current time in a given time zone."))
-    return Planner(ToolRegistry(tools), Settings(db="sqlite://", boilerplate_once=on))
+    return AllowedCatalog(ToolRegistry(tools), Settings(db="sqlite://", boilerplate_once=on))
 
 
 def test_off_renders_the_same_bytes(make: Any) -> None:
@@ -37,7 +37,7 @@ def test_on_states_the_span_once_per_shown_set(make: Any) -> None:
 
 def test_on_costs_fewer_tokens(make: Any) -> None:
     on, off = _planner(make, on=True), _planner(make, on=False)
-    saved = sum(off.catalog().tokens.values()) - sum(on.catalog().tokens.values())
+    saved = sum(off.prepared().tokens.values()) - sum(on.prepared().tokens.values())
     assert saved > 3 * 10 and on.eager_tokens() < off.eager_tokens()
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tooltray.memory.config import Settings
-from tooltray.memory.core.planner import Planner
+from tooltray.memory.core.catalog import AllowedCatalog
 from tooltray.memory.core.policy import LATENCY, PRICE, PROFILES, lists_everything
 from tooltray.memory.core.session import SessionState
 from tooltray.memory.metatools.meta_tools import LOAD_TOOLS, LoadRequest, directory, load_tools
@@ -66,8 +66,8 @@ def test_the_planner_prices_the_fallback_per_catalog(cost_profile: str) -> None:
     big, small = catalog(20, 12), catalog(2, 3)
     for path in ("openai", "text"):
         settings = Settings(db="sqlite://", path=path, cost_profile=cost_profile)
-        assert Planner(big, settings).fallback_answer() != "listing"
-        assert Planner(small, settings).fallback_answer() == "listing"
+        assert AllowedCatalog(big, settings).fallback_answer() != "listing"
+        assert AllowedCatalog(small, settings).fallback_answer() == "listing"
 
 
 def test_a_large_catalog_answers_every_tool_with_names_then_loads_by_name(
@@ -125,7 +125,7 @@ def test_names_too_many_to_read_give_way_to_the_bundles_alone(make_trinket: Make
     assert text.startswith("Too many tools to name them all (4500 in 150 bundles)")
     assert "- srv7 (30 tools)" in text.splitlines() and "srv7_tool3" not in text
     trinket = make_trinket(reg=registry, cost_profile="latency")
-    assert trinket.planner.fallback_answer() == "bundles"
+    assert trinket.catalog.fallback_answer() == "bundles"
     assert trinket.handle_meta("wide", LOAD_TOOLS, {"tools": ["*"]}) == text
     trinket.handle_meta("wide", LOAD_TOOLS, {"tools": ["srv7"]})
     assert {f"srv7_tool{i}" for i in range(30)} <= set(trinket.loaded("wide"))

@@ -9,7 +9,7 @@ import numpy as np
 from sqlalchemy import text
 
 from tooltray.memory.config import Settings
-from tooltray.memory.core.planner import Planner
+from tooltray.memory.core.catalog import AllowedCatalog
 from tooltray.memory.core.trinket import ToolLoaderTrinket
 from tooltray.memory.learning import StoreSignals
 from tooltray.memory.retrieval.selector import NoSignals
@@ -94,7 +94,7 @@ def test_turn_end_learns_the_used_tools_and_the_message_vector(
     assert (sid, turn, kept, dim) == ("s", 1, None, 384)
     assert as_list(tools) == ["travel_search_flights", "travel_search_hotels"]
     mine = np.frombuffer(bytes(vector), np.float32)
-    fresh = trinket.planner.selector().embedder.embed([TRIP], "query")[0]
+    fresh = trinket.catalog.selector().embedder.embed([TRIP], "query")[0]
     assert abs(float(np.linalg.norm(mine)) - 1.0) < 1e-4
     assert float(mine @ fresh) > 0.99
     assert isinstance(trinket.signals, StoreSignals)
@@ -164,8 +164,8 @@ def test_learn_off_is_byte_identical_to_no_learning(
     assert {t: rows(db_url, f"SELECT * FROM {t} ORDER BY 1, 2") for t in LEARNED} == learned
     settings = Settings(db=db_url, learn="off")
     with Store(db_url) as store:  # selection as it was before learning: a planner without signals
-        planner = Planner(registry, settings, store)
-        with ToolLoaderTrinket(registry, store, settings=settings, planner=planner) as base:
+        planner = AllowedCatalog(registry, settings, store)
+        with ToolLoaderTrinket(registry, store, settings=settings, catalog=planner) as base:
             assert play(base, "conv-base") == seen_off
     assert stored(db_url, "conv-base") == stored(db_url, "conv-off")
 

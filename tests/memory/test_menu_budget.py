@@ -5,8 +5,8 @@ from __future__ import annotations
 import random
 
 from tooltray.memory.config import Settings
+from tooltray.memory.core.catalog import AllowedCatalog
 from tooltray.memory.core.menu import bundle_menu, listed, rank
-from tooltray.memory.core.planner import Planner
 from tooltray.memory.metatools.meta_tools import LOAD_TOOLS
 from tooltray.memory.tuning import MENU_BUDGET
 from tooltray.tools.demo import demo_registry
@@ -33,7 +33,7 @@ def servers(n: int) -> ToolRegistry:
 
 
 def fixed(registry: ToolRegistry) -> int:
-    planner = Planner(registry, Settings(db="sqlite://", path="openai"))
+    planner = AllowedCatalog(registry, Settings(db="sqlite://", path="openai"))
     return planner.fixed_tokens()
 
 

@@ -46,7 +46,7 @@ def counted(tmp_path: Path) -> Iterator[tuple[ToolLoaderTrinket, Commits]]:
     store = Store(url)
     settings = Settings(db=url, context_window=8192, growth="every_turn")
     with ToolLoaderTrinket(demo_registry(), store, settings=settings) as trinket:
-        trinket.planner.selector()  # the catalog's vectors are cached before counting
+        trinket.catalog.selector()  # the catalog's vectors are cached before counting
         yield trinket, Commits(store)
 
 

@@ -14,7 +14,7 @@ import pytest
 from numpy.typing import NDArray
 
 from tooltray.memory.config import Settings
-from tooltray.memory.core.planner import Planner
+from tooltray.memory.core.catalog import AllowedCatalog
 from tooltray.memory.learning.usage import Usage
 from tooltray.memory.retrieval.selector import (
     MessageScores,
@@ -64,15 +64,15 @@ class TableSignals:
 
 
 @pytest.fixture(scope="module")
-def planner() -> Planner:
-    return Planner(demo_registry(), Settings(db="sqlite://", context_window=256))
+def planner() -> AllowedCatalog:
+    return AllowedCatalog(demo_registry(), Settings(db="sqlite://", context_window=256))
 
 
 def names(cands: Sequence[object]) -> list[str]:
     return [c.name for c in cands]  # type: ignore[attr-defined]
 
 
-def test_a_follow_up_keeps_the_earlier_requests_tool(planner: Planner) -> None:
+def test_a_follow_up_keeps_the_earlier_requests_tool(planner: AllowedCatalog) -> None:
     selector = planner.selector()
     alone = names(selector.boundary([REQUEST], NoSignals()))
     assert alone[0] == "git_log"
@@ -81,7 +81,7 @@ def test_a_follow_up_keeps_the_earlier_requests_tool(planner: Planner) -> None:
 
 
 def test_learned_companions_join_the_picks_and_votes_get_every_message(
-    planner: Planner,
+    planner: AllowedCatalog,
 ) -> None:
     signals = TableSignals({"files_read": 0.9, "web_fetch": 0.1}, {"calendar_list_events": 1.0})
     picks = names(planner.selector().boundary([REQUEST, FOLLOW_UP], signals))
@@ -101,14 +101,14 @@ def test_earlier_tasks_are_the_task_messages_before_the_current_one() -> None:
     assert earlier_tasks([follow_up]).shape == (0, 3)
 
 
-def test_the_request_of_a_turn_is_its_first_task_message(planner: Planner) -> None:
+def test_the_request_of_a_turn_is_its_first_task_message(planner: AllowedCatalog) -> None:
     planner.selector()
     assert planner.request_text([REQUEST, FOLLOW_UP, CREDENTIALS]) == REQUEST
     assert planner.request_text(["sure", "ok"]) == "ok"  # no task message: the latest
     assert planner.request_text([]) is None
 
 
-def test_a_new_task_grows_though_an_earlier_request_holds_the_top(planner: Planner) -> None:
+def test_a_new_task_grows_though_an_earlier_request_holds_the_top(planner: AllowedCatalog) -> None:
     switch = "Switching gears: the parse_range test is failing, open tests/test_parse.py"
     selector = planner.selector()
     loaded = names(selector.boundary([REQUEST], NoSignals()))
@@ -122,7 +122,7 @@ WEATHER = "What's the weather in Paris tomorrow?"
 ASK_LOG = "Can you also show me the git log of the last commits?"
 
 
-def test_growth_judges_every_message_since_the_last_growth(planner: Planner) -> None:
+def test_growth_judges_every_message_since_the_last_growth(planner: AllowedCatalog) -> None:
     """A request answered with a question loads its tool at the reply ("Yes please.")."""
     selector = planner.selector()
     loaded = names(selector.boundary([WEATHER], NoSignals()))
@@ -133,7 +133,7 @@ def test_growth_judges_every_message_since_the_last_growth(planner: Planner) -> 
     assert "git_log" in both and not set(both) & set(loaded)
 
 
-def test_growth_takes_the_new_messages_own_past_request_votes(planner: Planner) -> None:
+def test_growth_takes_the_new_messages_own_past_request_votes(planner: AllowedCatalog) -> None:
     selector = planner.selector()
     loaded = names(selector.boundary([WEATHER], NoSignals()))
     users = [WEATHER, ASK_LOG, "Yes please."]
@@ -144,7 +144,7 @@ def test_growth_takes_the_new_messages_own_past_request_votes(planner: Planner) 
     assert "calendar_list_events" not in names(selector.growth(users, NoSignals(), loaded, 2))
 
 
-def test_a_load_tools_query_answers_with_tools_not_loaded_yet(planner: Planner) -> None:
+def test_a_load_tools_query_answers_with_tools_not_loaded_yet(planner: AllowedCatalog) -> None:
     query = "read the file src/dates.py"
     plain = names(planner.search(query))
     assert plain and plain[0].startswith("files_")
@@ -156,7 +156,9 @@ def test_a_load_tools_query_answers_with_tools_not_loaded_yet(planner: Planner) 
     )
 
 
-def test_a_query_whose_best_match_is_loaded_brings_that_tools_siblings(planner: Planner) -> None:
+def test_a_query_whose_best_match_is_loaded_brings_that_tools_siblings(
+    planner: AllowedCatalog,
+) -> None:
     query = "read the file src/dates.py"
     plain = names(planner.search(query))
     best = plain[0]
@@ -171,7 +173,7 @@ def test_a_query_whose_best_match_is_loaded_brings_that_tools_siblings(planner: 
     assert [scores[n] for n in kin] == sorted((scores[n] for n in kin), reverse=True)
 
 
-def test_a_session_asks_the_votes_of_every_other_session(planner: Planner) -> None:
+def test_a_session_asks_the_votes_of_every_other_session(planner: AllowedCatalog) -> None:
     inner = TableSignals({"files_read": 0.9}, {"calendar_list_events": 1.0})
     signals = SessionSignals(inner, "s-1")
     picks = names(planner.selector().boundary([REQUEST], signals))
@@ -179,7 +181,9 @@ def test_a_session_asks_the_votes_of_every_other_session(planner: Planner) -> No
     assert inner.sessions and set(inner.sessions) == {"s-1"}
 
 
-def test_a_weak_vote_grows_a_tool_only_when_the_new_messages_match_it(planner: Planner) -> None:
+def test_a_weak_vote_grows_a_tool_only_when_the_new_messages_match_it(
+    planner: AllowedCatalog,
+) -> None:
     selector = planner.selector()
     loaded = names(selector.boundary([WEATHER], NoSignals()))
     users = [WEATHER, ASK_LOG, "Yes please."]

@@ -77,7 +77,7 @@ def test_the_policy_imports_no_store_journal_events_or_trinket() -> None:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     imported = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
     imported += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
-    banned = ("memory.store", "events", "core.session", "core.trinket", "core.planner")
+    banned = ("memory.store", "events", "core.session", "core.trinket", "core.catalog")
     assert not [m for m in imported if any(b in m for b in banned)], imported
 
 

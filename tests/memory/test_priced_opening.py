@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from tooltray.memory.config import Settings
-from tooltray.memory.core.planner import Planner
+from tooltray.memory.core.catalog import AllowedCatalog
 from tooltray.memory.core.session import SessionState
 from tooltray.memory.learning.usage import Usage
 from tooltray.memory.store.records import empty_snapshot
@@ -23,8 +23,8 @@ from tooltray.tools.spec import ToolSpec
 TRIP = "Find me flights from Boston to Lisbon on Nov 10 and a hotel there under 180 a night."
 
 
-def _planner(registry: ToolRegistry, **settings: object) -> Planner:
-    return Planner(registry, Settings(context_window=8192, **settings))
+def _planner(registry: ToolRegistry, **settings: object) -> AllowedCatalog:
+    return AllowedCatalog(registry, Settings(context_window=8192, **settings))
 
 
 def _state() -> SessionState:
@@ -146,13 +146,13 @@ def test_history_moves_a_session_s_later_needs_from_the_prior() -> None:
     whose later turns spread over many tools keep it whole; without history the prior decides
     (loads whole, as above). The message's own task count stays in either case."""
     settings = Settings(context_window=8192)
-    narrow = Planner(_shell(), settings, signals=_Past(2.0, 0.0, 200))
-    wide = Planner(_shell(), settings, signals=_Past(1.0, 10.0, 200))
+    narrow = AllowedCatalog(_shell(), settings, signals=_Past(2.0, 0.0, 200))
+    wide = AllowedCatalog(_shell(), settings, signals=_Past(1.0, 10.0, 200))
     assert narrow._later() == pytest.approx(LATER_NEEDS * 5 / 205)
     assert narrow._needs([MOVE]) == pytest.approx(1 + LATER_NEEDS * 5 / 205)
     assert narrow.plan(_state(), [MOVE], initial=True).mode == "selected"
     assert wide.plan(_state(), [MOVE], initial=True).mode == "all"
-    assert Planner(_shell(), settings, signals=_Past(2.0, 0.0, 0))._later() == LATER_NEEDS
+    assert AllowedCatalog(_shell(), settings, signals=_Past(2.0, 0.0, 0))._later() == LATER_NEEDS
 
 
 def _trips() -> ToolRegistry:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from tooltray.memory import Settings, ToolLoaderTrinket
-from tooltray.memory.core.planner import Planner
+from tooltray.memory.core.catalog import AllowedCatalog
 from tooltray.memory.retrieval.scoring import Candidate
 from tooltray.memory.retrieval.selector import SelectionSignals, SelectorBase
 from tooltray.tools.demo import demo_registry
@@ -52,8 +52,8 @@ def test_a_selector_passed_in_decides_what_loads(tmp_path: Path) -> None:
     def build(specs: Any, settings: Settings, store: Any, progress: Any) -> KeywordSelector:
         return mine
 
-    trinket = ToolLoaderTrinket(registry, settings=settings, planner=None)
-    trinket.planner = Planner(registry, settings, trinket.store, selector=build)
+    trinket = ToolLoaderTrinket(registry, settings=settings, catalog=None)
+    trinket.catalog = AllowedCatalog(registry, settings, trinket.store, selector=build)
     view = trinket.prepare("s", [{"role": "user", "content": "Weather in Oslo?"}])
     assert {"weather_current", "weather_forecast"} <= set(view.loaded)
     assert "travel_search_hotels" not in view.loaded

@@ -142,7 +142,7 @@ def test_load_tools_star_is_the_fallback_and_costs_no_schema_of_its_own(
     )
     # the demo's 128 tools cost more to list (4.5k tokens) than their names and a round trip by
     # name (tests/memory/test_fallback_directory.py): the answer names them, nothing loads
-    assert trinket.planner.fallback_answer() != "listing"
+    assert trinket.catalog.fallback_answer() != "listing"
     heard: list[EscapeHatch] = []
     held = trinket.loaded("s")
     with escape_hatch.connected_to(lambda s, payload: heard.append(payload), sender="s"):
@@ -235,7 +235,7 @@ def test_embedder_down_degrades_to_all_tools_logs_once_and_records(
     def down(*_: Any, **__: Any) -> Any:
         raise EmbedderError("embedding server at http://127.0.0.1:9 is down: start it")
 
-    trinket.planner.selector = down  # type: ignore[method-assign]
+    trinket.catalog.selector = down  # type: ignore[method-assign]
     heard: list[LoaderDegraded] = []
     listen = loader_degraded.connected_to(lambda s, payload: heard.append(payload), sender="s")
     with listen, caplog.at_level(logging.ERROR, logger="tooltray"):

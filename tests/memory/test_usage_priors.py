@@ -174,8 +174,8 @@ def test_declared_implicit_tools_are_priced_without_history(catalog: Path, url: 
     trinket = ToolLoaderTrinket(registry, Store(url), settings=settings)
     try:
         loaded = opening(trinket, "declared")
-        signals = SessionSignals(trinket.planner.signals, "named")
-        named = trinket.planner.priors_for([NAMED], signals)  # a request finding it keeps it
+        signals = SessionSignals(trinket.catalog.signals, "named")
+        named = trinket.catalog.priors_for([NAMED], signals)  # a request finding it keeps it
     finally:
         trinket.close()
     assert loaded.get(WRITE) == "implicit" and named[WRITE].source == "implicit"
@@ -211,7 +211,7 @@ def test_a_request_that_finds_the_tool_adds_no_prior(trinket: ToolLoaderTrinket)
     request misses it too (the same test, on the request learning stores); a request naming
     the file finds the tool and its own pick prices it."""
     past_sessions(trinket, 0, USAGE_MIN_SESSIONS + 1)
-    planner = trinket.planner
+    planner = trinket.catalog
     signals = SessionSignals(planner.signals, "new")
     assert planner.priors(signals)[WRITE].source == "usage"
     assert WRITE in planner.priors_for([NEW], signals)
@@ -292,10 +292,10 @@ def test_declared_entries_name_tools_bundles_server_tool_and_patterns() -> None:
 
 @pytest.mark.no_embedder
 def test_a_prior_is_a_chance_the_opening_prices() -> None:
-    """The priors given are those of tools the request misses (``Planner.priors_for``): a pick
-    among them keeps its score and source and takes the prior's chance where larger, a pick
-    without one keeps its own; a tool the prior alone proposes has no score; the opening holds
-    each whose chance pays."""
+    """The priors given are those of tools the request misses
+    (``AllowedCatalog.priors_for``): a pick among them keeps its score and source and takes the
+    prior's chance where larger, a pick without one keeps its own; a tool the prior alone
+    proposes has no score; the opening holds each whose chance pays."""
     known = {WRITE: Prior(0.3, "usage", 10), "weather_forecast": Prior(0.4, "usage", 10)}
     picks = [Candidate("weather_forecast", "semantic", 3.0), Candidate("email_send", "lexical")]
     picks += [Candidate("calendar_list_events", "semantic", 2.0, 0.6)]

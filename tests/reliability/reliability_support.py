@@ -217,13 +217,13 @@ class Vectors:
 def compute_vectors(folder: Path) -> Vectors:
     """Embed the demo catalog once (real MiniLM) through a store and save the vectors."""
     from tooltray.memory.config import Settings
-    from tooltray.memory.core.planner import Planner
+    from tooltray.memory.core.catalog import AllowedCatalog
     from tooltray.tools.demo import demo_registry
 
     url = f"sqlite:///{folder / 'embed.db'}"
     registry = demo_registry()
     with Store(url) as store:
-        Planner(registry, Settings(db=url), store).selector()
+        AllowedCatalog(registry, Settings(db=url), store).selector()
         query = "SELECT content_hash, vector FROM embeddings WHERE embedder_id = :e"
         with store.engine.connect() as conn:
             rows = conn.execute(text(query), {"e": EMBEDDER_ID}).all()

@@ -144,7 +144,7 @@ def test_forbidden_tools_never_reach_the_model_the_loaded_set_or_an_executor(
     def down(*_: Any, **__: Any) -> Any:
         raise EmbedderError("embedder down for the test")
 
-    broken.planner.selector = down  # type: ignore[method-assign]
+    broken.catalog.selector = down  # type: ignore[method-assign]
     view = broken.prepare(f"{kind}-degraded", [user(ATTACKS["email_send"])])
     assert view.mode == "degraded"
     tally.check("degraded", view, broken.loaded(f"{kind}-degraded"))

@@ -40,7 +40,7 @@ from tooltray.events import (
 )
 from tooltray.memory.agent.calls import META, CallRunner
 from tooltray.memory.config import Settings
-from tooltray.memory.core.planner import Planner, SelectorFactory
+from tooltray.memory.core.catalog import AllowedCatalog, SelectorFactory
 from tooltray.memory.core.trinket import ToolLoaderTrinket
 from tooltray.memory.embedders import CachedEmbedder, clear_memo, default_embedder
 from tooltray.memory.retrieval import ToolIndex
@@ -82,7 +82,7 @@ def switchable(embedder: Any) -> SelectorFactory:
     return build
 
 
-class SwitchablePlanner(Planner):
+class SwitchablePlanner(AllowedCatalog):
     """The real planner, whose retrieval index embeds through ``embedder``."""
 
     def __init__(self, registry: ToolRegistry, settings: Settings, store: Store, embedder: Any):
@@ -112,7 +112,7 @@ def embedder_trinket(url: str) -> tuple[ToolLoaderTrinket, SwitchableEmbedder]:
     registry, settings, store = demo_registry(), Settings(db=url), Store(url)
     embedder = SwitchableEmbedder()
     planner = SwitchablePlanner(registry, settings, store, embedder)
-    return ToolLoaderTrinket(registry, store, settings=settings, planner=planner), embedder
+    return ToolLoaderTrinket(registry, store, settings=settings, catalog=planner), embedder
 
 
 def test_embedder_failing_mid_session_keeps_the_turn_alive_loudly(

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from tooltray.memory.config import Settings
-from tooltray.memory.core.planner import Planner
+from tooltray.memory.core.catalog import AllowedCatalog
 from tooltray.memory.core.trinket import ToolLoaderTrinket
 from tooltray.memory.embedders import (
     CachedEmbedder,
@@ -64,12 +64,12 @@ def _trinket(url: str, registry: ToolRegistry, gated: Gated) -> ToolLoaderTrinke
         index = ToolIndex(list(specs), CachedEmbedder(gated, cache), strict=True, background=True)
         return IndexSelector(index, index.embedder, s)
 
-    planner = Planner(registry, settings, store, selector=factory)
-    return ToolLoaderTrinket(registry, store, settings=settings, planner=planner)
+    planner = AllowedCatalog(registry, settings, store, selector=factory)
+    return ToolLoaderTrinket(registry, store, settings=settings, catalog=planner)
 
 
 def _index(trinket: ToolLoaderTrinket) -> ToolIndex:
-    selector = trinket.planner.selector()
+    selector = trinket.catalog.selector()
     assert isinstance(selector, IndexSelector)
     return selector.index
 

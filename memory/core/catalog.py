@@ -1,11 +1,11 @@
-"""The catalog a session selects from, and the planner that runs selection over it.
+"""The allowed catalog a session selects from, prepared once per allowed set.
 
-The planner owns what depends on the allowed catalog as a whole (the :class:`Selector` and its
-index, the skill library, per-tool token counts, the bundle menu, the eager cost) and rebuilds it
-only when the allowed set changes. :meth:`Planner.scores` asks the selector and the learned
-signals what a turn needs, once; :meth:`Planner.choose` turns those scores into a :class:`Plan`
-by the pure rules of :mod:`~tooltray.memory.core.policy`, without a store or an embedder, and
-the turn's pure decision (:mod:`~tooltray.memory.core.decision`) appends it.
+What depends on the catalog as a whole (the :class:`Selector` and its index, the skill library,
+per-tool token counts, the bundle menu, the eager cost) is :class:`Prepared` again only when the
+allowed set changes. :meth:`AllowedCatalog.scores` asks the selector and the learned signals what
+a turn needs, once; :meth:`AllowedCatalog.choose` turns those scores into a :class:`Plan` by the
+pure rules of :mod:`~tooltray.memory.core.policy`, without a store or an embedder, and the
+turn's pure decision (:mod:`~tooltray.memory.core.decision`) appends it.
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ PREFIXES_KEPT = 256
 
 
 @dataclass
-class Catalog:
+class Prepared:
     """What depends on the allowed catalog as a whole, prepared once per allowed set."""
 
     key: Any
@@ -121,8 +121,9 @@ class Catalog:
         return [self.allowed[n] for n in names if n in self.allowed]
 
 
-class Planner:
-    """Decides picks for a session from its user messages; caches per allowed catalog.
+class AllowedCatalog:
+    """The allowed tools as selection reads them: prepared once per allowed set
+    (:meth:`prepared`), scoring a turn's conversation (:meth:`scores`) and choosing its picks.
 
     Args:
         registry: the tools; only allowed ones are ever proposed.
@@ -147,12 +148,12 @@ class Planner:
         self.settings = settings
         self.store = store
         self.signals: SelectionSignals = signals if signals is not None else NoSignals()
-        self._catalog: Catalog | None = None
+        self._prepared: Prepared | None = None
 
-    def catalog(self) -> Catalog:
+    def prepared(self) -> Prepared:
         """Token counts, menu and eager cost of the allowed catalog (rebuilt when it changes)."""
         key = (self.registry.fingerprint, self.settings.path, self.settings.reveal)
-        if self._catalog is None or self._catalog.key != key:
+        if self._prepared is None or self._prepared.key != key:
             specs = self.registry.allowed()
             spans = bundle_spans(specs) if self.settings.boilerplate_once else {}
             specs = state_once(specs, spans)
@@ -162,15 +163,15 @@ class Planner:
             eager = self._eager(specs)
             menu = bundle_menu(self.registry.bundles())
             fixed = self._fixed(menu)
-            self._catalog = Catalog(key, tokens, eager, menu, fixed, spans=spans, priced=priced)
-            self._catalog.allowed = {s.name: s for s in self.registry.allowed()}
-            self._catalog.profile = profile_named(self.settings.cost_profile)
-        return self._catalog
+            self._prepared = Prepared(key, tokens, eager, menu, fixed, spans=spans, priced=priced)
+            self._prepared.allowed = {s.name: s for s in self.registry.allowed()}
+            self._prepared.profile = profile_named(self.settings.cost_profile)
+        return self._prepared
 
     def shown(self, specs: Sequence[ToolSpec]) -> list[ToolSpec]:
         """``specs`` as the model sees them: with ``boilerplate_once``, each bundle's shared
         span stays on its first tool in ``specs`` and is cut from the others."""
-        return state_once(specs, self.catalog().spans)
+        return state_once(specs, self.prepared().spans)
 
     def _fixed(self, menu: str) -> int:
         """Tokens selection shows whatever it picks: the meta-tools the view leads with (the
@@ -186,11 +187,11 @@ class Planner:
 
     def menu(self) -> str:
         """The bundle menu for the stable prefix."""
-        return self.catalog().menu
+        return self.prepared().menu
 
     def eager_tokens(self) -> int:
         """Tokens of the tool part had every allowed tool been exposed."""
-        return self.catalog().eager_tokens
+        return self.prepared().eager_tokens
 
     def selector(self, progress: Progress | None = None) -> Selector:
         """Stages 1-3 over the allowed tools (built once per catalog).
@@ -198,7 +199,7 @@ class Planner:
         Args:
             progress: called as ``progress(done, total)`` while the catalog is embedded.
         """
-        cat = self.catalog()
+        cat = self.prepared()
         if cat.selector is None:
             specs = self.registry.allowed()  # whole descriptions: cutting spans cost C@10 1.8
             cat.selector = self.build_selector(specs, self.settings, self.store, progress)
@@ -206,7 +207,7 @@ class Planner:
 
     def skills(self) -> SkillLibrary | None:
         """The skill library, or ``None`` when no skills folder is configured."""
-        cat = self.catalog()
+        cat = self.prepared()
         if cat.skills is None and self.settings.skills_dir is not None:
             skills = load_skills(self.settings.skills_dir)
             embedder = self.selector().embedder
@@ -216,7 +217,7 @@ class Planner:
     def all_fit(self) -> bool:
         """True while every allowed tool fits under the activation share of the window."""
         budget = self.settings.activation_share * self.settings.context_window
-        return sum(self.catalog().tokens.values()) <= budget
+        return sum(self.prepared().tokens.values()) <= budget
 
     def search(self, query: str, exclude: Collection[str] = ()) -> list[Candidate]:
         """Tools for a ``load_tools`` query: the strongest matches and their bundle-mates, none
@@ -233,7 +234,7 @@ class Planner:
         A ``load_tools`` query must get an answer while the embedder is down, even when the
         selector could not be built at all (its catalog embedding failed).
         """
-        cat = self.catalog()
+        cat = self.prepared()
         if cat.selector is not None:
             return cat.selector.lexical(query, exclude)
         if cat.lexical is None:
@@ -253,7 +254,7 @@ class Planner:
     def _lessons(self) -> Selector | None:
         """The selector as learning reads it, built if this process has none yet (a resumed
         session); ``None`` when every tool fits, the embedder is down or it teaches nothing."""
-        cat = self.catalog()
+        cat = self.prepared()
         if cat.selector is None and (cat.unbuilt or self.all_fit()):
             return None
         try:
@@ -330,7 +331,7 @@ class Planner:
 
     def _admitted(self, snapshot: SessionSnapshot, scores: Scores, cands: list[Candidate]) -> Plan:
         """``cands`` admitted in order under the caps, then what a resumed session grows."""
-        cat = self.catalog()
+        cat = self.prepared()
         cands = [c for c in cands if c.name in cat.allowed]
         caps = Caps(self.settings.max_tools, self.settings.token_budget)
         picks = admit(cands, cat.tokens, caps, snapshot.loaded)
@@ -349,7 +350,7 @@ class Planner:
         activation-share rule."""
         if self.settings.opening == "share":
             return False
-        cat = self.catalog()
+        cat = self.prepared()
         held = cat.fixed + self._core_tokens() + opening.tokens
         return everything(cat.eager_tokens, held, opening, needs, cat.profile)
 
@@ -365,7 +366,7 @@ class Planner:
         return later_needs(mean, first, n)
 
     def _opening(self, picks: Sequence[Candidate]) -> Opening:
-        cat, share = self.catalog(), self.settings.opening == "share"
+        cat, share = self.prepared(), self.settings.opening == "share"
         return open_picks(picks, cat.priced, cat.profile, share=share, size=len(cat.allowed))
 
     def fallback_answer(self) -> FallbackAnswer:
@@ -374,7 +375,7 @@ class Planner:
         names by bundle or the bundles alone, whichever is smaller with what the model then
         loads (one tool's listing by name, or its whole bundle's: size-weighted, since a needed
         tool lies in a large bundle more often)."""
-        cat = self.catalog()
+        cat = self.prepared()
         if cat.fallback is None:
             names = count_tokens(directory(self.registry)).n
             if lists_everything(self._listing_tokens(), names, cat.profile):
@@ -387,7 +388,7 @@ class Planner:
 
     def _after_directory(self) -> tuple[float, float]:
         """The mean tokens one tool's listing and one needed tool's whole bundle add."""
-        tokens = self.catalog().priced
+        tokens = self.prepared().priced
         sizes = [[tokens[m] for m in b.members if m in tokens] for b in self.registry.bundles()]
         total = max(sum(map(len, sizes)), 1)
         by_bundle = sum(len(b) * sum(b) for b in sizes) / total
@@ -403,14 +404,14 @@ class Planner:
 
     def profile(self) -> Profile:
         """The cost profile the boundary's decision minimises (``cost_profile``)."""
-        return self.catalog().profile
+        return self.prepared().profile
 
     def fixed_tokens(self) -> int:
         """What selection always shows: the meta-tools (and the bridge) and the bundle menu."""
-        return self.catalog().fixed
+        return self.prepared().fixed
 
     def _core_tokens(self) -> int:
-        tokens = self.catalog().priced
+        tokens = self.prepared().priced
         return sum(tokens.get(n, 0) for n in self._core())
 
     def _growth_scores(
@@ -429,7 +430,7 @@ class Planner:
         and (revealed by appending, priced) the conversation's picks worth revealing."""
         taken = set(snapshot.names()) | {c.name for c in growth.grown}
         cands = growth.grown + self._worth_revealing(growth.boundary, taken)
-        cands = [c for c in cands if c.name in self.catalog().allowed]
+        cands = [c for c in cands if c.name in self.prepared().allowed]
         return admit_growth(cands, snapshot.loaded, self.settings.hard_max_tools)
 
     def follow(self, state: SessionState, used: Sequence[str]) -> list[Candidate]:
@@ -438,7 +439,7 @@ class Planner:
         session's user texts with the tools' own texts as its newest message. Admitted like a
         later turn's growth (append-only, under ``hard_max_tools``); nothing in ``all`` mode,
         with ``growth = "never"``, or for a tool not allowed."""
-        specs = self.catalog().pick(used)
+        specs = self.prepared().pick(used)
         if not specs or state.selection_mode == MODE_ALL or self.settings.growth == "never":
             return []
         users = [*state.user_texts, " ".join(doc_text(s) for s in specs)]
@@ -446,7 +447,7 @@ class Planner:
         grown = self._grown(state.snapshot, self._growth_scores(state.snapshot, users, 1, signals))
         top = max((c.score or 0.0 for c in grown), default=GROW_BAR)
         learned = self.signals.companions([s.name for s in specs])
-        mates = companions(learned, top, self.catalog().allowed.__contains__)
+        mates = companions(learned, top, self.prepared().allowed.__contains__)
         return admit_growth(mates + grown, state.snapshot.loaded, self.settings.hard_max_tools)
 
     def _worth_revealing(
@@ -458,7 +459,7 @@ class Planner:
         keeps growth's own bar, since there each change re-prefills the conversation."""
         if picks is None:
             return []
-        cat = self.catalog()
+        cat = self.prepared()
         rows = priced(picks, cat.priced, cat.profile, len(cat.allowed))
         return [c for c, _, _, keep in rows if keep and c.name not in taken]
 
@@ -519,7 +520,7 @@ class Planner:
         """Each tool's usage prior or declared chance (:mod:`~tooltray.memory.learning.usage`):
         a boundary candidate whatever the message says. A later turn's reveals do not ask: the
         same chance did or did not pay at the boundary."""
-        cat = self.catalog()
+        cat = self.prepared()
         if cat.implicit is None:
             cat.bundle_of = {name: spec.bundle for name, spec in cat.allowed.items()}
             cat.implicit = declared(self.settings.implicit, cat.bundle_of)
@@ -530,7 +531,7 @@ class Planner:
     def _explained(self) -> Explained | None:
         """The catalog's document vectors and ``max_tools`` as :class:`Explained`, kept while
         the vectors are; ``None`` for a selector without them (its priors count every use)."""
-        cat, selector = self.catalog(), self.selector()
+        cat, selector = self.prepared(), self.selector()
         if not isinstance(selector, IndexSelector):
             return None
         index = selector.index
@@ -549,3 +550,7 @@ class Planner:
         for skill in self.selector().recall_skills(library, users[-1]):
             names += [n for n in skill.tools_required if self.registry.is_allowed(n)]
         return list(dict.fromkeys(names))
+
+
+Planner = AllowedCatalog
+"""Deprecated: the former name of :class:`AllowedCatalog` (a catalog that also plans)."""
