@@ -750,7 +750,7 @@ class ToolLoaderTrinket:
 
     def _search(self, state: SessionState, query: str) -> list[Candidate]:
         """The catalog's search for ``load_tools``; lexical while the embedder is down."""
-        loaded = set(state.loaded_names())
+        loaded = set(state.snapshot.names())
         try:
             return self.catalog.selector().search(query, loaded)
         except TooltrayError as exc:

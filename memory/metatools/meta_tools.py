@@ -307,10 +307,6 @@ class SessionState(Protocol):
     @property
     def turn(self) -> int: ...
 
-    def loaded_names(self) -> list[str]: ...
-
-    def is_loaded(self, name: str) -> bool: ...
-
 
 @dataclass
 class Outcome:
@@ -393,9 +389,11 @@ def load_tools(
     named = set(wanted) if state.fallback_turn == state.turn else set()
     if request.query:
         wanted += [c.name for c in search(request.query) if registry.is_allowed(c.name)]
-    room = hard_max - len(state.loaded_names())
+    loaded = state.snapshot.names()
+    held = set(loaded)  # the set does not change while the call decides
+    room = hard_max - len(loaded)
     for name in dict.fromkeys(wanted):
-        if state.is_loaded(name) and not _is_fallback(state, name):
+        if name in held and not _is_fallback(state, name):
             continue
         if room <= 0 and name not in named:
             out.refused.append(name)
@@ -404,7 +402,7 @@ def load_tools(
         out.changes.loads.append(Load(name, "escape", state.turn))
         out.added.append(name)
         room -= 1
-    already = [n for n in dict.fromkeys(wanted) if state.is_loaded(n) and n not in out.added]
+    already = [n for n in dict.fromkeys(wanted) if n in held and n not in out.added]
     out.text = _load_text(out, already, unknown, request.query, hard_max)
     return out
 
@@ -520,11 +518,13 @@ def fallback(
     if answer != "listing":
         return Outcome(Changes(), directory(registry, bundles_only=answer == "bundles"))
     out = Outcome(Changes(), "")
+    loaded = state.snapshot.names()
+    held = set(loaded)
     for spec in registry.allowed():
-        if not state.is_loaded(spec.name):
+        if spec.name not in held:
             out.changes.loads.append(Load(spec.name, "fallback", state.turn, fallback=True))
             out.added.append(spec.name)
-    total = len(state.loaded_names()) + len(out.added)
+    total = len(loaded) + len(out.added)
     out.text = (
         f"Fallback: all {total} allowed tools are callable for this turn only; "
         "the tools you use stay loaded afterwards."
