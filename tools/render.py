@@ -14,12 +14,16 @@ selection under a token budget asks every turn.
 from __future__ import annotations
 
 import copy
+import importlib.util
 import json
 import math
+import sys
 import threading
 import warnings
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from importlib.machinery import EXTENSION_SUFFIXES
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from tooltray.tools.errors import ConfigError
@@ -273,6 +277,7 @@ _CACHE_LIMIT = 200_000
 _CHUNK = 50_000  # chars; keeps each encode call under bpe-openai's 200k-token/1M-char limits
 _lock = threading.Lock()
 _encoders: dict[str, Any] = {}
+_BINDINGS = "bpe_openai._bindings"
 _per_tool: dict[tuple[str, str, str, bool], int] = {}
 _hashes: dict[int, tuple[ToolSpec, str]] = {}
 
@@ -296,15 +301,65 @@ def _encoder(encoding: str) -> Any | None:
         raise ConfigError(f"Unknown encoding {encoding!r}: use one of {', '.join(ENCODINGS)}.")
     with _lock:
         if encoding not in _encoders:
-            try:
-                with warnings.catch_warnings():  # its table loader uses a deprecated API
-                    warnings.simplefilter("ignore", DeprecationWarning)
-                    import bpe_openai
-
-                    _encoders[encoding] = bpe_openai.get_encoding(encoding)
-            except ImportError:
-                _encoders[encoding] = None
+            _encoders[encoding] = _table(encoding)
         return _encoders[encoding]
+
+
+def _table(encoding: str) -> Any | None:
+    """bpe-openai's tokenizer for ``encoding``; None when it is not installed."""
+    try:
+        return _Plain(_bindings().tokenizer_for_encoding(encoding))
+    except ImportError:
+        pass  # not installed, or laid out otherwise: its public API decides
+    try:
+        with warnings.catch_warnings():  # its table loader uses a deprecated API
+            warnings.simplefilter("ignore", DeprecationWarning)
+            import bpe_openai
+
+            return bpe_openai.get_encoding(encoding)
+    except ImportError:
+        return None
+
+
+def _bindings() -> Any:
+    """bpe-openai's compiled tokenizer module, loaded without the package's ``__init__``.
+
+    That ``__init__`` decodes three whole BPE tables in Python (0.9 CPU-s) only to read their
+    special tokens, while counting runs in the compiled tokenizer alone: every process that
+    counts tokens (an agent, a gateway start, a CLI run) paid it. Raises ImportError when the
+    package or its module is missing.
+    """
+    if "bpe_openai" in sys.modules and sys.modules["bpe_openai"] is None:
+        raise ImportError("bpe_openai is blocked")  # as `import bpe_openai` would
+    loaded = sys.modules.get(_BINDINGS)
+    if loaded is not None:
+        return loaded
+    spec = importlib.util.find_spec("bpe_openai")
+    folders = list(spec.submodule_search_locations or []) if spec else []
+    found = [f / f"_bindings{x}" for f in map(Path, folders) for x in EXTENSION_SUFFIXES]
+    path = next((p for p in found if p.is_file()), None)
+    module_spec = importlib.util.spec_from_file_location(_BINDINGS, path) if path else None
+    if module_spec is None or module_spec.loader is None:
+        raise ImportError(f"{_BINDINGS} not found")
+    module = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(module)
+    sys.modules[_BINDINGS] = module  # the package, imported later, reuses it (loaded once)
+    return module
+
+
+class _Plain:
+    """``encode_ordinary`` as bpe-openai's ``Encoding`` does it, on its compiled tokenizer."""
+
+    def __init__(self, backend: Any) -> None:
+        self.backend = backend
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Token ids of ``text``; lone surrogates become U+FFFD first, as bpe-openai does."""
+        try:
+            return list(self.backend.encode(text))
+        except UnicodeEncodeError:
+            fixed = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+            return list(self.backend.encode(fixed))
 
 
 def clear_caches() -> None:

@@ -80,7 +80,7 @@ def test_server_streams_reuses_its_prefix_cache_and_stops_on_exit() -> None:
 
     tools = "\n".join(f"tool_{i}(path, mode?) - Does task number {i} on a file." for i in range(60))
     messages = [{"role": "system", "content": tools}, {"role": "user", "content": "Which tool?"}]
-    model = llm_server.LocalModel("gemma-3-270m")
+    model = llm_server.LocalModel("gemma-3-270m", extra_args=llm_server.ONE_THREAD)
     with pytest.raises(RuntimeError, match="body failed"), model as base_url:
         client = OpenAI(base_url=base_url, api_key="x")
         reply = client.chat.completions.create(

@@ -42,7 +42,7 @@ def test_append_re_processes_only_the_new_turn_and_prefix_more_when_tools_are_re
     registry, _ = corpora.load_registry(Path("."), "demo")
     demo = corpora.demo_conversation()
     short = replace(demo, turns=demo.turns[:TURNS])
-    model = llm_server.LocalModel("gemma-3-270m")
+    model = llm_server.LocalModel("gemma-3-270m", extra_args=llm_server.ONE_THREAD)
     with model as base_url, tempfile.TemporaryDirectory() as tmp:
         server = reprocess.Server(model, base_url)
         rows = {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -123,3 +124,36 @@ def test_a_long_path_keeps_its_file_name() -> None:
     quoted = shown_path(deep)
     assert len(quoted) <= 80 and quoted.endswith("bad.json'") and quoted.startswith("'/tmp/")
     assert shown_path("/tmp/short.json") == "'/tmp/short.json'"
+
+
+ODD_TEXTS = [
+    "",
+    "hello world",
+    "a\ud800b lone surrogate",
+    "東京 🌧️ naïve",
+    "<|endoftext|> x",
+    "\n\t  ",
+]
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+@pytest.mark.parametrize("encoding", ["o200k_base", "cl100k_base"])
+def test_counts_equal_bpe_openais_own_encoding(encoding: str) -> None:
+    """Counting goes to bpe-openai's compiled tokenizer directly: the same counts as its public
+    ``Encoding``, lone surrogates included."""
+    import bpe_openai
+
+    public = bpe_openai.get_encoding(encoding)
+    for text in ODD_TEXTS:
+        assert count_tokens(text, encoding).n == len(public.encode_ordinary(text)), text
+
+
+def test_counting_does_not_run_bpe_openais_package_init() -> None:
+    """A process that counts tokens loads only bpe-openai's compiled module: its ``__init__``
+    decodes three whole BPE tables in Python (see ``render._bindings``)."""
+    code = (
+        "import sys; from tooltray.tools.render import count_tokens; "
+        "print(count_tokens('hello world').n, 'bpe_openai' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["2", "False"]
