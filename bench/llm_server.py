@@ -39,8 +39,8 @@ Message = Mapping[str, Any]
 SERVER_ARGS = ("--n_ctx", "8448", "--n_threads", "2", "--flash_attn", "true")
 ONE_THREAD = ("--n_threads", "1", "--n_threads_batch", "1")
 """``extra_args`` for a server beside other work (the tests): llama.cpp's threads spin at every
-barrier, so two threads on a busy 2-core machine cost about twice the CPU of one, for the same
-tokens and logs. Timings for ``bench/`` keep ``SERVER_ARGS``."""
+barrier, so a second thread on a busy machine mostly burns CPU, for the same tokens and logs.
+Timings for ``bench/`` keep ``SERVER_ARGS``."""
 SERVER_EXTRAS = ("fastapi", "uvicorn", "sse_starlette", "starlette_context", "openai")
 GEMMA3_FORMAT = "tooltray-gemma3"
 CACHE_DIR = Path.home() / ".cache" / "tooltray"

@@ -180,9 +180,9 @@ def fresh_pg_database(admin_url: str, template: str | None = None) -> Iterator[s
 
 OPENS_A_STORE = frozenset({"make_trinket"})
 """Fixtures that open a :class:`Store` on ``db_url`` before the test body runs: their database
-starts as a copy of one migrated at head (the store would migrate it at once anyway). Migrating
-a fresh database cost 35 ms of CPU on SQLite and 140 ms (client and server) on PostgreSQL, per
-test; the migration tests (tests/store) take ``db_url`` alone and still migrate for real."""
+starts as a copy of one migrated at head (the store would migrate it at once anyway), which
+costs a fraction of running every migration per test (``bench/README.md``, issue 34). The
+migration tests (tests/store) take ``db_url`` alone and still migrate for real."""
 
 
 @pytest.fixture(scope="session")

@@ -324,10 +324,10 @@ def _table(encoding: str) -> Any | None:
 def _bindings() -> Any:
     """bpe-openai's compiled tokenizer module, loaded without the package's ``__init__``.
 
-    That ``__init__`` decodes three whole BPE tables in Python (0.9 CPU-s) only to read their
-    special tokens, while counting runs in the compiled tokenizer alone: every process that
-    counts tokens (an agent, a gateway start, a CLI run) paid it. Raises ImportError when the
-    package or its module is missing.
+    That ``__init__`` decodes three whole BPE tables in Python only to read their special
+    tokens, while counting runs in the compiled tokenizer alone: every process that counts
+    tokens (an agent, a gateway start, a CLI run) paid for it (``bench/README.md``, issue 34).
+    Raises ImportError when the package or its module is missing.
     """
     if "bpe_openai" in sys.modules and sys.modules["bpe_openai"] is None:
         raise ImportError("bpe_openai is blocked")  # as `import bpe_openai` would

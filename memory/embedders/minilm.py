@@ -164,8 +164,8 @@ class MiniLMOnnxEmbedder:
         options = ort.SessionOptions()
         options.intra_op_num_threads = self.threads
         options.inter_op_num_threads = 1
-        # Idle intra-op threads block instead of spinning: a spinning thread burned as much
-        # CPU as the forward pass of a one-query batch, for the same vectors.
+        # Idle intra-op threads block instead of spinning: spinning doubled the CPU of a
+        # one-query embedding for the same vectors (bench/README.md, issue 34).
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
             self._session = ort.InferenceSession(

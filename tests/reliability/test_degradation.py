@@ -211,7 +211,9 @@ class EmbeddingsServer:
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
-        argv = [self.exe, "--host", "127.0.0.1", "--port", str(self.port)]
+        # one OpenMP thread: idle ones spin, and beside the suite's other work a request
+        # took several times the CPU and the time (bench/README.md, issue 34)
+        argv = [self.exe, "--host", "127.0.0.1", "--port", str(self.port), "--threads", "1"]
         self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 120
         while True:
