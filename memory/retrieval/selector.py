@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -270,6 +271,9 @@ class SelectorBase:
 
 
 Row = NDArray[np.float64]
+Rows = NDArray[np.float64]
+"""The final scores of the conversation's user messages, one row each, oldest first: stacked
+once a selection and read by every rule below."""
 
 
 @dataclass(frozen=True)
@@ -299,27 +303,27 @@ def said(users: Sequence[str]) -> list[str]:
     return [u for u in users if u and u.strip()]
 
 
-def tasks(messages: Sequence[MessageScores]) -> list[bool]:
+def tasks(rows: Rows) -> list[bool]:
     """Per message: does it state a task (match something strongly), or follow one up?"""
-    tops = np.array([m.top for m in messages])
+    finite = np.isfinite(rows)  # each message's best finite score (MessageScores.top)
+    tops = np.where(finite.any(axis=1), np.where(finite, rows, -np.inf).max(axis=1), 0.0)
     best = float(tops.max()) if len(tops) else 0.0
     flags: list[bool] = (tops >= max(FOLLOW_UP_TOP, FOLLOW_UP_RATIO * best)).tolist()
     return flags
 
 
-def weights(messages: Sequence[MessageScores]) -> list[float]:
+def weights(rows: Rows) -> list[float]:
     """Per message (oldest first): ``DECAY`` to the number of task messages after it."""
     out, tasks_after = [], 0
-    for task in reversed(tasks(messages)):
+    for task in reversed(tasks(rows)):
         out.append(DECAY**tasks_after)
         tasks_after += task
     return out[::-1]
 
 
-def combine(messages: Sequence[MessageScores], votes: Row | None = None) -> Row:
+def combine(rows: Rows, votes: Row | None = None) -> Row:
     """The conversation score: the best weighted message score per tool (+ past votes)."""
-    rows = np.vstack([m.final for m in messages])
-    w = np.asarray(weights(messages))[:, None]
+    w = np.asarray(weights(rows))[:, None]
     weighted = np.where(rows > 0, rows * w, rows)
     out: Row = weighted.max(axis=0)
     if votes is not None and np.any(votes > 0):
@@ -342,23 +346,21 @@ def task_count(sentences: NDArray[np.float64], final: Row) -> int:
     return max(len(best), 1)
 
 
-def earlier_tasks(messages: Sequence[MessageScores]) -> Row:
+def earlier_tasks(rows: Rows) -> Rows:
     """The score rows of the task messages before the current one (oldest first).
 
     A request followed by a message that strongly matches other tools ("My username is X and my
     password is Y" matches every account tool) is aged by it in :func:`combine` and can fall under
     the conversation bar; its own best tools must still load (``sentence_best`` over these rows).
     """
-    flags = tasks(messages)[:-1]
-    rows = [m.final for m, task in zip(messages[:-1], flags, strict=True) if task]
-    return np.vstack(rows) if rows else np.zeros((0, len(messages[-1].final)))
+    earlier: Rows = rows[:-1][np.asarray(tasks(rows)[:-1], bool)]
+    return earlier
 
 
-def evidence(messages: Sequence[MessageScores]) -> Row:
+def evidence(rows: Rows) -> Row:
     """Weighted sum of positive message scores: what several weak mentions add up to."""
-    rows = np.vstack([np.maximum(m.final, 0.0) for m in messages])
-    w = np.asarray(weights(messages))[:, None]
-    return np.asarray((rows * w).sum(axis=0) * EVIDENCE_SHARE, np.float64)
+    w = np.asarray(weights(rows))[:, None]
+    return np.asarray((np.maximum(rows, 0.0) * w).sum(axis=0) * EVIDENCE_SHARE, np.float64)
 
 
 def vote_row(votes: Mapping[str, float], position: Mapping[str, int], n: int) -> Row | None:
@@ -370,8 +372,9 @@ def vote_row(votes: Mapping[str, float], position: Mapping[str, int], n: int) ->
     return row if np.any(row > 0) else None
 
 
-def voted(votes: Row | None) -> list[int]:
-    """Tools most of the nearest past requests led to (vote >= ``VOTE_MIN``), best first.
+def voted(votes: Row | None, skip: Collection[int] = ()) -> list[int]:
+    """Tools most of the nearest past requests led to (vote >= ``VOTE_MIN``), best first, none
+    of ``skip``.
 
     They are picked beside the conversation's own picks rather than through its score: a
     strong vote added to the score raises the top, and with it the relative bar, so the
@@ -380,16 +383,7 @@ def voted(votes: Row | None) -> list[int]:
     if votes is None:
         return []
     order = np.argsort(-votes, kind="stable")
-    return [int(i) for i in order if votes[i] >= VOTE_MIN]
-
-
-def support(lexical_z: Row, dense_z: Row, dense: bool) -> Row:
-    """How much the current message alone backs each tool: the weaker retriever's z-score.
-
-    One rare word can put a tool many lexical deviations out ("next" -> "stage files for the
-    next commit"); the dense side must see it too. Without dense scores, the lexical z.
-    """
-    return np.minimum(lexical_z, dense_z) if dense else lexical_z
+    return [int(i) for i in order if votes[i] >= VOTE_MIN and i not in skip]
 
 
 def growth(score: Row, extra: Row, loaded: Sequence[int], current: Row | None = None) -> list[int]:
@@ -403,13 +397,15 @@ def growth(score: Row, extra: Row, loaded: Sequence[int], current: Row | None = 
         grow = np.where(current >= GROW_SUPPORT, grow, -np.inf)
     top = float(np.max(grow[np.isfinite(grow)])) if np.isfinite(grow).any() else 0.0
     line = max(GROW_BAR, GROW_RATIO * top)
-    have = set(loaded)
-    order: list[int] = np.argsort(-grow, kind="stable")[: GROW_K + len(have)].tolist()
-    return [i for i in order if grow[i] >= line and i not in have][:GROW_K]
+    have = np.asarray(sorted(set(loaded)), np.int64)
+    order = np.argsort(-grow, kind="stable")[: GROW_K + len(have)]
+    kept: list[int] = order[(grow[order] >= line) & ~np.isin(order, have)][:GROW_K].tolist()
+    return kept
 
 
-def new_task(own: Row, backed: Row, loaded: Sequence[int]) -> list[int]:
-    """Tools of a task the current message starts, judged on its own scores, at most 3.
+def new_task(own: Row, backed: Row, loaded: Sequence[int], skip: Sequence[int] = ()) -> list[int]:
+    """Tools of a task the current message starts, judged on its own scores, at most 3, then
+    none of ``skip`` (tools a turn's growth took already).
 
     Growth over the conversation score misses a new task: after "fill the tank" (6.9), "now get
     the engine running" scores startEngine 3.9, under the conversation bar (0.8 x the top). When
@@ -430,8 +426,9 @@ def new_task(own: Row, backed: Row, loaded: Sequence[int]) -> list[int]:
     top = float(own[ok].max())
     line = max(FRESH_BAR, FRESH_RATIO * top, FRESH_SHARE * float(ranked.max()))
     order = np.argsort(-np.where(ok, own, -np.inf), kind="stable")
-    picked: list[int] = order[ok[order] & (own[order] >= line)][:GROW_K].tolist()
-    return picked
+    picked = order[ok[order] & (own[order] >= line)][:GROW_K]
+    kept: list[int] = picked[~np.isin(picked, np.asarray(skip, np.int64))].tolist()
+    return kept
 
 
 def fresh_mates(
@@ -514,24 +511,17 @@ class IndexSelector:
         """A ``load_tools`` answer, dense or lexical alike: none of ``exclude``, and with it no
         bundle-mates fill the places the bar leaves; a server's aliases share a place
         (:mod:`~tooltray.memory.retrieval.places`)."""
-        hits = self._picks(query, exclude, vector, SEARCH_K)
-        order = [self.index.position[h.name] for h in hits]
-        doubles = self._twins.doubles(order) if self._twins.of else 0
-        if doubles:
-            hits = self._picks(query, exclude, vector, SEARCH_K + doubles)
-        hits = self._with_twins(hits, exclude)
-        return _candidates(hits + self._ties(query, exclude, vector, hits))
-
-    def _picks(self, query: str, exclude: Collection[str], vector: Any, k: int) -> list[Hit]:
-        pull = not exclude
-        return self.index.picks(
-            query, k, query_vector=vector, exclude=exclude, pull=pull, siblings=SEARCH_K
-        )
+        pick = partial(self.index.picks, query, query_vector=vector, exclude=exclude)
+        hits = pick(SEARCH_K, pull=not exclude, siblings=SEARCH_K)
+        if self._twins.of:  # a catalog without aliases (most) skips both steps
+            doubles = self._twins.doubles([self.index.position[h.name] for h in hits])
+            if doubles:
+                hits = pick(SEARCH_K + doubles, pull=not exclude, siblings=SEARCH_K)
+            hits = self._with_twins(hits, exclude)
+        return _candidates(hits + self._ties(pick, hits))
 
     def _with_twins(self, hits: list[Hit], exclude: Collection[str]) -> list[Hit]:
         """``hits`` with each one's aliases (not in ``exclude``) beside it."""
-        if not self._twins.of:
-            return hits
         names, skip = self.index.names, set(exclude)
         order = [self.index.position[h.name] for h in hits]
         kept = self._twins.places(order, len(order), lambda j: names[j] not in skip)
@@ -540,22 +530,22 @@ class IndexSelector:
         return [by_name.get(names[i]) or replace(by_name[names[twin_of[i]]], name=names[i])
                 for i in kept]  # fmt: skip
 
-    def _ties(
-        self, query: str, exclude: Collection[str], vector: Any, hits: list[Hit]
-    ) -> list[Hit]:
+    def _ties(self, pick: Callable[..., list[Hit]], hits: list[Hit]) -> list[Hit]:
         """Up to ``TIE_K`` tools past a full answer's ``SEARCH_K`` places that score within
         ``TIE_SHARE`` of its best: near ties are a guess between look-alikes (``convert_speed``,
         ``convert_pressure``), and a wrong guess costs the model another search."""
         best = max((h.score for h in hits), default=0.0)
         if len(hits) < SEARCH_K or best <= 0:
             return []
-        k = SEARCH_K + TIE_K
-        more = self.index.picks(query, k, query_vector=vector, exclude=exclude, pull=False)
+        more = pick(SEARCH_K + TIE_K, pull=False)
         have, bar = {h.name for h in hits}, TIE_SHARE * best
         return [h for h in more if h.name not in have and h.score >= bar][:TIE_K]
 
-    def search(self, query: str, exclude: Collection[str] = ()) -> list[Candidate]:
-        """The best matches for a ``load_tools`` query, none of ``exclude`` (the loaded tools).
+    def search(
+        self, query: str, exclude: Collection[str] = (), *, dense: bool = True
+    ) -> list[Candidate]:
+        """The best matches for a ``load_tools`` query, none of ``exclude`` (the loaded tools);
+        by the lexical half alone without ``dense`` (see :meth:`lexical`).
 
         The model asks because what is loaded does not do the job: loaded tools would only
         take the answer's places. Bundle-mates do not fill the places the bar leaves: the
@@ -565,9 +555,14 @@ class IndexSelector:
         When the query's best match is already loaded, up to ``SEARCH_K`` of its bundle-mates
         come too, best first: the model asks although that tool is there, so it lacks a helper
         beside it (``startEngine`` loaded, ``pressBrakePedal`` missing). Both rules' figures are
-        in ``bench/README.md`` ("Tuned values": load_tools answers).
+        in ``bench/README.md`` ("Tuned values": load_tools answers). A query's shape
+        (:mod:`~tooltray.memory.retrieval.asks`) can rank a server line's bundles alone, or put a
+        guessed name's real tool first.
         """
-        return self._ask(query, exclude, dense=True)
+        ask = self._reader.read(query)
+        vector = self._vector(ask.text) if dense else None
+        held = self._twins.beside(exclude) if exclude and self._twins.of else exclude
+        return self._fresh(ask, held, vector) or self._loaded(ask, exclude, vector)
 
     def lexical(self, query: str, exclude: Collection[str] = ()) -> list[Candidate]:
         """``search`` by the lexical half alone: the answer while the embedder is down.
@@ -575,15 +570,7 @@ class IndexSelector:
         The index stays lexical until the next dense query tries the embedder again.
         """
         self.index.doc_vectors = None
-        return self._ask(query, exclude, dense=False)
-
-    def _ask(self, query: str, exclude: Collection[str], dense: bool) -> list[Candidate]:
-        """The answer to the query's shape (:mod:`~tooltray.memory.retrieval.asks`): a server
-        line's bundles ranked alone, a guessed name's real tool first."""
-        ask = self._reader.read(query)
-        vector = self._vector(ask.text) if dense else None
-        held = self._twins.beside(exclude) if exclude and self._twins.of else exclude
-        return self._fresh(ask, held, vector) or self._loaded(ask, exclude, vector)
+        return self.search(query, exclude, dense=False)
 
     def _fresh(self, ask: Ask, exclude: Collection[str], vector: Any) -> list[Candidate]:
         """The answer among the tools not in ``exclude``."""
@@ -638,7 +625,7 @@ class IndexSelector:
         return out
 
     def _conversation(self, users: Sequence[str], signals: SelectionSignals) -> tuple[Any, ...]:
-        """Per-message scores of the latest messages, the current message's scores and text, the
+        """The latest messages' scores (:data:`Rows`), the current message's scores and text, the
         learned past-request votes as a catalog row (``None`` without any), and the parts.
 
         One selection asks :meth:`growth`, then :meth:`boundary` (a priced reveal) of the same
@@ -648,9 +635,9 @@ class IndexSelector:
         if last is not None and last[0] is signals and last[1] == texts:
             return last[2]
         parts = [self._message(t) for t in texts]
-        messages = [p[0] for p in parts]
-        votes = self._votes(signals, parts, weights(messages))
-        out = messages, parts[-1][1], texts[-1], votes, parts
+        rows = np.vstack([p[0].final for p in parts])
+        votes = self._votes(signals, parts, weights(rows))
+        out = rows, parts[-1][1], texts[-1], votes, parts
         self._read = (signals, texts, out)
         return out
 
@@ -699,10 +686,10 @@ class IndexSelector:
         when none is one, or when the embedder is down."""
         recent = list(texts[-MAX_MESSAGES:])
         try:
-            flags = tasks([self._message(text)[0] for text in recent])
+            flags = tasks(np.vstack([self._message(text)[0].final for text in recent]))
         except EmbedderError:
             return recent[-1]
-        return next((t for t, task in zip(recent, flags, strict=True) if task), recent[-1])
+        return recent[flags.index(True)] if True in flags else recent[-1]
 
     def tasks(self, users: Sequence[str]) -> int:
         """How many tasks the latest user message states (:func:`task_count`; 0 without one);
@@ -711,7 +698,7 @@ class IndexSelector:
         if not texts:
             return 0
         parts = [self._message(t) for t in texts]
-        return task_count(parts[-1][1].sentences, combine([p[0] for p in parts]))
+        return task_count(parts[-1][1].sentences, combine(np.vstack([p[0].final for p in parts])))
 
     def boundary(self, users: Sequence[str], signals: SelectionSignals) -> list[Candidate]:
         """What to load at a session boundary from the whole conversation.
@@ -722,15 +709,15 @@ class IndexSelector:
         """
         if not said(users):
             return []
-        messages, current, text, votes, _ = self._conversation(users, signals)
-        final = combine(messages)  # votes join below: raising the top would raise the bar
+        each, current, text, votes, _ = self._conversation(users, signals)
+        final = combine(each)  # votes join below: raising the top would raise the bar
         k, idx = self.settings.max_tools, self.index
-        rows = [current.sentences, earlier_tasks(messages)]
+        rows = [current.sentences, earlier_tasks(each)]
         main, chosen = choose(final, rows, idx.ties, text, k)
         if not main or k < 1:
             return []
         top = float(final[main[0]])
-        chosen += [i for i in voted(votes) if i not in chosen][: max(k - len(chosen), 0)]
+        chosen += voted(votes, chosen)[: max(k - len(chosen), 0)]
         out = self._scored(chosen, final)
         strong = [idx.names[i] for i in chosen if final[i] >= COMPANION_FROM * top]
         out += self._companions(signals, strong, top, {c.name for c in out})[: k - len(out)]
@@ -754,15 +741,19 @@ class IndexSelector:
         """
         if not said(users):
             return []
-        messages, _, _, votes, parts = self._conversation(users, signals)
-        final = combine(messages, votes)
+        each, _, _, votes, parts = self._conversation(users, signals)
+        final = combine(each, votes)
         have = [self.index.position[n] for n in loaded if n in self.index.position]
         new = len(said(users[len(users) - max(fresh, 1) :]))
         news = parts[len(parts) - min(max(new, 1), len(parts)) :]
-        backs = [support(s.lexical_z, s.dense_z, self.index.dense_ready) for _, s, _ in news]
-        grown = growth(final, evidence(messages), have, np.max(backs, axis=0))
+        # how much a new message backs each tool: the weaker retriever's z-score (one rare word
+        # can put a tool many lexical deviations out: "next" -> "stage files for the next
+        # commit"; the dense side must see it too); without dense scores, the lexical z
+        dense = self.index.dense_ready
+        backs = [np.minimum(s.lexical_z, s.dense_z) if dense else s.lexical_z for _, s, _ in news]
+        grown = growth(final, evidence(each), have, np.max(backs, axis=0))
         grown += self._new_tasks(news, backs, have, grown)
-        grown += [i for i in self._voted_now(signals, parts, len(news)) if i not in have + grown]
+        grown += self._voted_now(signals, parts, len(news), have + grown)
         out = self._scored(grown, final)
         top = float(final[grown].max()) if grown else 0.0
         names = [c.name for c in out]
@@ -780,12 +771,15 @@ class IndexSelector:
         out: list[int] = []
         for (scores, _, _), backed in zip(news, backs, strict=True):
             taken = grown + out
-            task = [i for i in new_task(scores.final, backed, have) if i not in taken]
+            task = new_task(scores.final, backed, have, taken)
             out += task + fresh_mates(task, scores.final, self.index.bundles, have + taken)
         return out
 
-    def _voted_now(self, signals: SelectionSignals, parts: Sequence[Part], new: int) -> list[int]:
-        """Tools the last ``new`` messages' nearest past requests used, at most ``GROW_K``.
+    def _voted_now(
+        self, signals: SelectionSignals, parts: Sequence[Part], new: int, skip: list[int]
+    ) -> list[int]:
+        """Tools the last ``new`` messages' nearest past requests used, at most ``GROW_K``, then
+        none of ``skip``.
 
         Growth asks them apart from the conversation's votes: a request worded like past ones
         ("dispatch a note to David") finds the tool those turns used (send_message) even when
@@ -801,7 +795,8 @@ class IndexSelector:
         own = np.max(np.vstack([p[0].final for p in parts[len(parts) - new :]]), axis=0)
         ok = (votes >= VOTE_MIN) | ((votes >= NOW_VOTE_MIN) & (own >= NOW_OWN_MIN))
         order = np.argsort(-votes, kind="stable")
-        return [int(i) for i in order if ok[i]][:GROW_K]
+        kept: list[int] = order[ok[order]][:GROW_K].tolist()
+        return [i for i in kept if i not in skip]
 
 
 def _candidates(hits: Sequence[Hit]) -> list[Candidate]:

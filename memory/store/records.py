@@ -253,9 +253,10 @@ class Changes:
         """True when a guard says this change was already made (by another process)."""
         if self.only_new and existed:
             return True
-        unless: Mapping[str, object] = self.unless or {}
+        if not self.unless:
+            return False
         stored: Mapping[str, object] = meta
-        return any(stored.get(key) == value for key, value in unless.items())
+        return any(stored.get(key) == value for key, value in self.unless.items())
 
     def empty(self) -> bool:
         """True when applying would change nothing."""
@@ -372,16 +373,22 @@ def apply_local(snapshot: SessionSnapshot, changes: Changes) -> SessionSnapshot:
     """
     if changes.skipped(snapshot.meta, existed=False):
         return snapshot
-    gone = {u.name for u in changes.unloads}
-    tools = [t for t in snapshot.loaded if t.name not in gone]
-    tools = _apply_loads(tools, changes)
+    tools = list(snapshot.loaded)  # each part below runs only when the change has some
+    if changes.unloads:
+        gone = {u.name for u in changes.unloads}
+        tools = [t for t in tools if t.name not in gone]
+    if changes.loads:
+        tools = _apply_loads(tools, changes)
     used: dict[str, int] = {}
     for use in changes.uses:
         used[use.name] = max(use.turn, used.get(use.name, use.turn))
-    tools = [
-        replace(t, last_used_turn=max(used[t.name], t.last_used_turn or 0)) if t.name in used else t
-        for t in tools
-    ]
+    if used:
+        tools = [
+            replace(t, last_used_turn=max(used[t.name], t.last_used_turn or 0))
+            if t.name in used
+            else t
+            for t in tools
+        ]
     meta: SessionMeta = {**snapshot.meta, **(changes.meta or {})}
     return replace(
         snapshot,

@@ -202,13 +202,12 @@ class Patience:
 DEFAULT_WAIT = 1.0  # seconds; the store_wait setting's default
 
 
-def _write_vectors(conn: Connection, changes: Changes) -> None:
+def _write_vectors(conn: Connection, vectors: dict[str, dict[str, Any]]) -> None:
     """The document vectors a change carries, whatever its guards say (the embedding cache)."""
-    if changes.vectors:
-        from tooltray.memory.store.embeddings import write_embeddings  # numpy: only when needed
+    from tooltray.memory.store.embeddings import write_embeddings  # numpy: only when needed
 
-        for embedder_id, vectors in changes.vectors.items():
-            write_embeddings(conn, embedder_id, vectors)
+    for embedder_id, by_hash in vectors.items():
+        write_embeddings(conn, embedder_id, by_hash)
 
 
 def _open(url: str, auto_upgrade: bool) -> Engine:
@@ -317,7 +316,8 @@ class Store:
 
         def write(conn: Connection) -> SessionSnapshot:
             for changes in steps:
-                _write_vectors(conn, changes)
+                if changes.vectors:  # most calls embed nothing
+                    _write_vectors(conn, changes.vectors)
             if not steps:
                 return read_snapshot(conn, session_id) or empty_snapshot(session_id)
             return apply_steps(conn, session_id, steps)

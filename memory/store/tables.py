@@ -618,11 +618,27 @@ def _apply_rows(
     conn: Connection, sid: str, turn: int, changes: Changes, rows: dict[str, _Row], now: datetime
 ) -> None:
     """One step's rows: loaded tools, history, its turn record, what it teaches, its usage."""
-    history: list[dict[str, Any]] = []
-    _unload(conn, sid, turn, changes, rows, history)
-    _load(conn, sid, changes, rows, history)
-    _use(conn, sid, changes, rows, history)
-    history += [_event_row(sid, e.turn, e.kind, e, e.at) for e in changes.events]
+    history: list[dict[str, Any]] = []  # each part runs only when the step has some
+    if changes.unloads:
+        _unload(conn, sid, turn, changes, rows, history)
+    if changes.loads:
+        _load(conn, sid, changes, rows, history)
+    if changes.uses:
+        _use(conn, sid, changes, rows, history)
+    if changes.events:
+        history += [
+            _hist(
+                sid,
+                e.turn,
+                e.kind,
+                e.tool,
+                source=e.source,
+                score=e.score,
+                detail=e.detail,
+                at=e.at,
+            )
+            for e in changes.events
+        ]
     if history:
         for row in history:
             row["at"] = row["at"] or now
@@ -690,21 +706,6 @@ _LOADED_ROWS = select(
 """Built once: every write reads the session's rows (never used: -1)."""
 
 
-def _event_row(
-    session_id: str, turn: int, kind: str, ev: Any, at: datetime | None
-) -> dict[str, Any]:
-    return {
-        "session_id": session_id,
-        "turn": turn,
-        "kind": kind,
-        "tool": getattr(ev, "tool", None),
-        "source": getattr(ev, "source", None),
-        "score": getattr(ev, "score", None),
-        "detail": getattr(ev, "detail", None),
-        "at": at,
-    }
-
-
 def _unload(
     conn: Connection,
     sid: str,
@@ -726,7 +727,8 @@ def _unload(
         out.append(_hist(sid, turn, kind, name))
 
 
-def _hist(sid: str, turn: int, kind: str, tool: str, **extra: Any) -> dict[str, Any]:
+def _hist(sid: str, turn: int, kind: str, tool: str | None, **extra: Any) -> dict[str, Any]:
+    """One history row: a loaded set's change (its extras are None) or a change's event."""
     row = {"session_id": sid, "turn": turn, "kind": kind, "tool": tool}
     row.update({"source": None, "score": None, "detail": None, "at": None})
     row.update(extra)

@@ -17,7 +17,6 @@ from tooltray.memory.config import Settings
 from tooltray.memory.core.catalog import AllowedCatalog
 from tooltray.memory.learning.usage import Usage
 from tooltray.memory.retrieval.selector import (
-    MessageScores,
     NoSignals,
     SessionSignals,
     earlier_tasks,
@@ -93,12 +92,12 @@ def test_learned_companions_join_the_picks_and_votes_get_every_message(
 
 
 def test_earlier_tasks_are_the_task_messages_before_the_current_one() -> None:
-    request = MessageScores(np.array([2.6, 0.1, 0.0]))  # "check a reminder": a task, weakly
-    follow_up = MessageScores(np.array([0.5, 1.2, 0.3]))  # "yes, that's it"
-    credentials = MessageScores(np.array([0.0, 0.2, 3.5]))  # matches the account tools
-    rows = earlier_tasks([request, follow_up, credentials])
+    request = np.array([2.6, 0.1, 0.0])  # "check a reminder": a task, weakly
+    follow_up = np.array([0.5, 1.2, 0.3])  # "yes, that's it"
+    credentials = np.array([0.0, 0.2, 3.5])  # matches the account tools
+    rows = earlier_tasks(np.vstack([request, follow_up, credentials]))
     assert rows.shape == (1, 3) and rows[0][0] == 2.6
-    assert earlier_tasks([follow_up]).shape == (0, 3)
+    assert earlier_tasks(np.vstack([follow_up])).shape == (0, 3)
 
 
 def test_the_request_of_a_turn_is_its_first_task_message(planner: AllowedCatalog) -> None:

@@ -8,29 +8,34 @@ from tooltray.memory.retrieval import selector
 from tooltray.memory.retrieval.index import Bundles
 
 
-def msg(*scores: float) -> selector.MessageScores:
-    return selector.MessageScores(np.asarray(scores, dtype=np.float64))
+def msg(*scores: float) -> selector.Row:
+    return np.asarray(scores, dtype=np.float64)
+
+
+def conv(*messages: selector.Row) -> selector.Rows:
+    """The conversation's message rows, oldest first."""
+    return np.vstack(messages)
 
 
 def test_follow_ups_do_not_age_the_request_but_later_tasks_do() -> None:
     request, follow_up, task = msg(6.0, 0.0, 0.0), msg(1.0, 1.2, 0.5), msg(0.0, 5.0, 0.0)
-    assert selector.weights([request, follow_up, follow_up]) == [1.0, 1.0, 1.0]
-    assert selector.weights([request, task, follow_up]) == [selector.DECAY, 1.0, 1.0]
+    assert selector.weights(conv(request, follow_up, follow_up)) == [1.0, 1.0, 1.0]
+    assert selector.weights(conv(request, task, follow_up)) == [selector.DECAY, 1.0, 1.0]
 
 
 def test_a_tool_matched_by_an_earlier_request_stays_a_candidate_after_a_follow_up() -> None:
-    combined = selector.combine([msg(6.0, 0.0, -1.0), msg(0.5, 1.0, 0.2)])
+    combined = selector.combine(conv(msg(6.0, 0.0, -1.0), msg(0.5, 1.0, 0.2)))
     assert int(np.argmax(combined)) == 0
     assert combined[0] == 6.0
-    after_task = selector.combine([msg(6.0, 0.0, -1.0), msg(0.0, 5.0, 0.0)])
+    after_task = selector.combine(conv(msg(6.0, 0.0, -1.0), msg(0.0, 5.0, 0.0)))
     assert after_task[0] == selector.DECAY * 6.0 and int(np.argmax(after_task)) == 1
 
 
 def test_past_votes_join_on_the_calibrated_scale() -> None:
-    base = selector.combine([msg(3.0, 2.9, 0.0)])
+    base = selector.combine(conv(msg(3.0, 2.9, 0.0)))
     votes = selector.vote_row({"b": 1.0, "unknown": 1.0}, {"a": 0, "b": 1, "c": 2}, 3)
     assert votes is not None and votes.tolist() == [0.0, 1.0, 0.0]
-    assert int(np.argmax(selector.combine([msg(3.0, 2.9, 0.0)], votes))) == 1
+    assert int(np.argmax(selector.combine(conv(msg(3.0, 2.9, 0.0)), votes))) == 1
     assert int(np.argmax(base)) == 0
     assert selector.vote_row({}, {"a": 0}, 1) is None
 
@@ -39,7 +44,7 @@ def test_growth_takes_strong_unloaded_tools_and_accumulated_evidence() -> None:
     score = np.array([6.0, 5.5, 1.0, 0.0])
     assert selector.growth(score, np.zeros(4), loaded=[0]) == [1]
     assert selector.growth(score, np.zeros(4), loaded=[0, 1]) == []
-    twice = [msg(0.0, 0.0, 2.1, 0.0), msg(0.0, 0.0, 2.1, 0.0)]  # two follow-ups (< 2.2)
+    twice = conv(msg(0.0, 0.0, 2.1, 0.0), msg(0.0, 0.0, 2.1, 0.0))  # two follow-ups (< 2.2)
     single = selector.combine(twice)
     assert selector.growth(single, np.zeros(4), loaded=[]) == []
     assert selector.growth(single, selector.evidence(twice), loaded=[]) == [2]
