@@ -47,25 +47,21 @@ def canonical_json(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def _union(parts: list[str]) -> str:
-    return "|".join(dict.fromkeys(parts))
-
-
 def type_label(schema: Any) -> str:
     """A short type for the text path: ``str``, ``int``, ``list[str]``, ``"a"|"b"``, ``any``."""
     if not isinstance(schema, dict):
         return "any"
     enum = schema.get("enum")
     if isinstance(enum, list) and 0 < len(enum) <= _MAX_ENUM:
-        return _union([json.dumps(v, ensure_ascii=False) for v in enum])
+        return "|".join(dict.fromkeys([json.dumps(v, ensure_ascii=False) for v in enum]))
     if "const" in schema:
         return json.dumps(schema["const"], ensure_ascii=False)
     for key in ("anyOf", "oneOf"):
         if isinstance(schema.get(key), list):
-            return _union([type_label(s) for s in schema[key]])
+            return "|".join(dict.fromkeys([type_label(s) for s in schema[key]]))
     kind = schema.get("type")
     if isinstance(kind, list):
-        return _union([type_label({**schema, "type": k}) for k in kind])
+        return "|".join(dict.fromkeys([type_label({**schema, "type": k}) for k in kind]))
     if kind == "array":
         items = schema.get("items")
         return f"list[{type_label(items)}]" if isinstance(items, dict) else "list"

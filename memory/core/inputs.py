@@ -76,16 +76,11 @@ def _message(message: object, index: int) -> dict[str, Any]:
     return message if isinstance(message, dict) else dict(message)
 
 
-def meta_name(value: object) -> str:
-    """A meta-tool call's name as text that can be stored: a string is cleaned, anything else
-    becomes its short ``repr`` (the call is then refused as not a meta-tool)."""
-    text = value if isinstance(value, str) else shown(value, 60)
-    return clean_text(text)
-
-
-def meta_arguments(value: object) -> Any:
-    """A meta-tool call's arguments with every string cleaned (a query reaches the embedder)."""
-    return clean_value(value)
+def meta_call(name: object, arguments: object) -> tuple[str, Any]:
+    """A meta-tool call as text that can be stored: its name cleaned (anything but a string
+    becomes its short ``repr``, then refused as not a meta-tool) and every string of its
+    arguments cleaned (a query reaches the embedder)."""
+    return clean_text(name if isinstance(name, str) else shown(name, 60)), clean_value(arguments)
 
 
 def text(value: object) -> str:

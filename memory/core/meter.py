@@ -43,11 +43,6 @@ def tool_parts(view: PromptView) -> list[Part]:
     return [_part(render_one(view.path, s)) for s in view.specs]
 
 
-def message_parts(view: PromptView, messages: Sequence[dict[str, Any]]) -> list[Part]:
-    """The system message the view composes, then the conversation, one part per message."""
-    return [_part(_message_text(m)) for m in view.messages(messages)]
-
-
 def split(before: Sequence[Part], now: Sequence[Part]) -> tuple[int, int]:
     """Tokens of ``now`` re-used from ``before`` (its common leading parts) and tokens new."""
     reused = total = 0
@@ -73,7 +68,8 @@ class PromptMeter:
         """Count one model call's prompt against the previous one."""
         if self.tools[0] != view.prefix_hash:  # tools= changes only with the prefix hash
             self.tools = (view.prefix_hash, tool_parts(view))
-        now = self.tools[1] + message_parts(view, messages)
+        # the system message the view composes, then the conversation, one part per message
+        now = self.tools[1] + [_part(_message_text(m)) for m in view.messages(messages)]
         reused, new = split(self.last, now)
         self.last, self.calls = now, self.calls + 1
         self.reused, self.new = self.reused + reused, self.new + new

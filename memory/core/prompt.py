@@ -29,7 +29,13 @@ from tooltray.tools.deferred import (
     search_call,
 )
 from tooltray.tools.render import NATIVE_PATHS as NATIVE_PATHS  # re-exported for the trinket
-from tooltray.tools.render import canonical_json, count_tokens, render_native, render_text
+from tooltray.tools.render import (
+    canonical_json,
+    count_tokens,
+    render_line,
+    render_native,
+    render_text,
+)
 from tooltray.tools.spec import Bundle, ToolSpec, decode_arguments
 
 REVEAL_HEAD = "Tools now available:"
@@ -38,20 +44,6 @@ TEXT_HINT = "Call them like the listed tools."
 
 
 DIRECT = frozenset([*META_TOOL_NAMES, CALL_TOOL])  # the model calls these itself, never code
-
-
-def split_loaded(
-    loaded: Sequence[str], prefix: Sequence[str] | None
-) -> tuple[list[str], list[str]]:
-    """``(prefix tools, revealed tools)``: without a stored prefix every loaded tool is in it.
-
-    A prefix tool unloaded mid-session stays in the prefix until the next boundary (the prefix
-    never changes between boundaries); the loaded tools outside the prefix are revealed.
-    """
-    if prefix is None:
-        return list(loaded), []
-    inside = set(prefix)
-    return list(prefix), [n for n in loaded if n not in inside]
 
 
 def defers(path: str, reveal: str, meta: Mapping[str, object]) -> bool:
@@ -73,7 +65,8 @@ def note(specs: Sequence[ToolSpec], native: bool) -> str:
     if not specs:
         return ""
     hint = BRIDGE_HINT if native else TEXT_HINT
-    return f"{REVEAL_HEAD}\n{render_text(list(specs))}\n{hint}"
+    lines = "\n".join(map(render_line, specs))  # render_text's lines
+    return f"{REVEAL_HEAD}\n{lines}\n{hint}"
 
 
 def weave(history: Sequence[dict[str, Any]], notes: Mapping[int, str]) -> list[dict[str, Any]]:
@@ -91,15 +84,14 @@ def weave(history: Sequence[dict[str, Any]], notes: Mapping[int, str]) -> list[d
         if message.get("role") == "user":
             turn += 1
             if notes.get(turn):
-                message = {**message, "content": _prepend(notes[turn], message.get("content"))}
+                text, content = notes[turn], message.get("content")
+                if isinstance(content, list):
+                    content = [{"type": "text", "text": text}, *content]
+                else:
+                    content = f"{text}\n\n{content}" if content else text
+                message = {**message, "content": content}
         out.append(message)
     return out
-
-
-def _prepend(text: str, content: Any) -> Any:
-    if isinstance(content, list):
-        return [{"type": "text", "text": text}, *content]
-    return f"{text}\n\n{content}" if content else text
 
 
 Reveals = Mapping[int, Sequence[ToolSpec]]
@@ -436,11 +428,12 @@ class PromptView:
         Revealed tools' notes go before their turn's user message (:func:`weave`).
         """
         theirs, rest = _split(weave(history, dict(self.notes)))
-        return [{"role": "system", "content": self.system_text(theirs)}, *rest]
+        system = self.system_text(theirs) if theirs else self.system_prefix
+        return [{"role": "system", "content": system}, *rest]
 
     def system_text(self, theirs: Sequence[str] = ()) -> str:
         """The system message: the stable prefix with the caller's ``theirs`` before the block."""
-        own = "\n\n".join(t.strip() for t in theirs if t.strip())
+        own = "\n\n".join(t.strip() for t in theirs if t.strip()) if theirs else ""
         if not own:
             return self.system_prefix
         head = self.system_prefix[: len(self.system_prefix) - len(self.tool_block)].strip()
@@ -452,6 +445,8 @@ def _split(history: Sequence[dict[str, Any]]) -> tuple[list[str], list[dict[str,
     lead = 0
     while lead < len(history) and history[lead].get("role") == "system":
         lead += 1
+    if not lead:
+        return [], list(history)
     return [_content_text(m.get("content")) for m in history[:lead]], list(history[lead:])
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import partial
@@ -54,7 +55,6 @@ from tooltray.memory.core.prompt import (
     defers,
     note,
     prefix_digest,
-    split_loaded,
 )
 from tooltray.memory.core.results import ResultShelf
 from tooltray.memory.core.session import (
@@ -121,28 +121,33 @@ def all_tools_view(
     )
 
 
+PrefixKey = tuple[Any, ...]
+"""A prefix view's key in the prepared catalog: names, mode, deferring and the settings shown."""
+
+
 def selected_view(
     snapshot: SessionSnapshot, settings: Settings, registry: ToolRegistry, catalog: AllowedCatalog
 ) -> PromptView:
     """The session's prefix tools in ``tools=`` order, led by the meta-tools on native paths,
     and (``reveal = "append"``) the tools revealed since the last boundary, after it: natively
     deferred where the provider defers tools, else through notes and the ``call_tool`` bridge."""
-    meta = snapshot.meta
+    meta, names = snapshot.meta, snapshot.names()
     stored = meta.get("prefix") if settings.reveal == "append" else None
-    prefix_names, revealed_names = split_loaded(snapshot.names(), stored)
+    # without a stored prefix every loaded tool is in it; a prefix tool unloaded mid-session
+    # stays until the next boundary, and the loaded tools outside the prefix are revealed
+    prefix_names = names if stored is None else list(stored)
+    inside = set(prefix_names)
+    revealed_names = [n for n in names if n not in inside] if stored is not None else []
     cat = catalog.prepared()
     native = settings.path in NATIVE_PATHS
     deferring = defers(settings.path, settings.reveal, meta)
-    view = _prefix(settings, catalog, prefix_names, meta.get("mode", MODE_SELECTED), deferring)
+    mode, s = meta.get("mode", MODE_SELECTED), settings
+    key = (tuple(prefix_names), mode, deferring, s.path, s.reveal, s.instructions, s.code_callers)
+    view = cat.prefixes.get(key) or _prefix(settings, catalog, prefix_names, key)
     revealed = cat.pick(revealed_names)
     loaded = view.loaded + tuple(map(attrgetter("name"), revealed))
-    view = replace(
-        view,
-        session_id=snapshot.session_id,
-        turn=snapshot.turn,
-        revealed=tuple(revealed),
-        loaded=loaded,
-    )
+    sid, turn = snapshot.session_id, snapshot.turn
+    view = replace(view, session_id=sid, turn=turn, revealed=tuple(revealed), loaded=loaded)
     reveals = _by_turn(stored_reveals(meta.get("reveals")) if stored is not None else [])
     if deferring:
         addition = adds(settings.path, settings.reveal, settings.tool_addition, meta)
@@ -151,13 +156,13 @@ def selected_view(
 
 
 def _prefix(
-    settings: Settings, catalog: AllowedCatalog, names: list[str], mode: str, deferring: bool
+    settings: Settings, catalog: AllowedCatalog, names: list[str], key: PrefixKey
 ) -> PromptView:
-    """The view of a prefix (meta-tools, ``names``, the menu), rendered once per catalog: it is
-    byte-stable between boundaries, so a later turn that only reveals re-uses it whole."""
-    cat, choosing = catalog.prepared(), mode != "all"
-    s = settings
-    key = (tuple(names), mode, deferring, s.path, s.reveal, s.instructions, s.code_callers)
+    """The view of a prefix (meta-tools, ``names``, the menu) for its ``key`` (names, mode,
+    deferring, settings), rendered once per catalog: it is byte-stable between boundaries, so a
+    later turn that only reveals re-uses it whole (its caller looks it up first)."""
+    cat, mode, deferring = catalog.prepared(), key[1], key[2]
+    choosing = mode != "all"
     if key not in cat.prefixes:
         specs = catalog.shown(cat.pick(names))
         if choosing and settings.path in NATIVE_PATHS:
@@ -268,7 +273,7 @@ class ToolLoaderTrinket:
             check_implicit(self.settings.implicit, self.registry.allowed())
         self.shelf = ResultShelf(self.store, self.settings.result_max_chars)
         self._sessions: dict[str, SessionState] = {}
-        self._meters: dict[str, PromptMeter] = {}
+        self._meters: defaultdict[str, PromptMeter] = defaultdict(PromptMeter)
         self._lock = threading.RLock()
         self._receivers: tuple[tuple[NamedSignal, Receiver], ...] = (
             (sig.turn_completed, self._on_turn_completed),
@@ -393,11 +398,7 @@ class ToolLoaderTrinket:
     def meter(self, session_id: str) -> PromptMeter:
         """This turn's prompt tokens so far for a live session, re-used and new."""
         with self._lock:
-            return self._meter(session_id)
-
-    def _meter(self, session_id: str) -> PromptMeter:
-        meter = self._meters.get(session_id)
-        return meter if meter is not None else self._meters.setdefault(session_id, PromptMeter())
+            return self._meters[session_id]
 
     def all_tools_view(
         self, session_id: str, turn: int, mode: ViewMode = "degraded", eager_tokens: int = 0
@@ -446,8 +447,8 @@ class ToolLoaderTrinket:
         The same pipeline as :meth:`prepare`: the session read, the meta-tool's handler (one per
         name) decides, the decision is stored once and its signals sent after the commit.
         """
-        session_id, name = inputs.session_id(session_id), inputs.meta_name(name)
-        arguments = inputs.meta_arguments(arguments)
+        session_id = inputs.session_id(session_id)
+        name, arguments = inputs.meta_call(name, arguments)
         with self._lock, self.journal.call():
             state = self._state(session_id)
             call = MetaCall(
@@ -570,7 +571,7 @@ class ToolLoaderTrinket:
             if state is None or not self.enabled:
                 return
             turn = max(payload.turn, state.turn)  # 0 (not given): the turn prepare last saw
-            usage = self._meter(state.session_id).close(state.turn, payload.usage)
+            usage = self._meters[state.session_id].close(state.turn, payload.usage)
             learn = self._lesson(state, turn)
             snap, learned = state.snap(), state.learned_upto
             self._apply(state, decide.completed(snap, turn, usage, learn, learned))
@@ -684,7 +685,7 @@ class ToolLoaderTrinket:
         self._apply(state, dec + decide.record_turn(after, view))
         if dec.plan is not None and dec.plan.loads and log.isEnabledFor(logging.INFO):
             _log_plan(state, dec.plan)
-        self._meter(state.session_id).observe(view, messages)
+        self._meters[state.session_id].observe(view, messages)
         return view
 
     def _apply(self, state: SessionState, dec: Decision) -> None:
