@@ -24,7 +24,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from tooltray.tools.errors import ConfigError
 from tooltray.tools.spec import ToolSpec
@@ -272,7 +272,7 @@ ENCODINGS: tuple[str, ...] = ("o200k_base", "cl100k_base")
 _CACHE_LIMIT = 200_000
 _CHUNK = 50_000  # chars; keeps each encode call under bpe-openai's 200k-token/1M-char limits
 _lock = threading.Lock()
-_encoders: dict[str, Any] = {}
+_counters: dict[str, Callable[[str], int] | None] = {}
 _BINDINGS = "bpe_openai._bindings"
 _per_tool: dict[tuple[str, str, str, bool], int] = {}
 _hashes: dict[int, tuple[ToolSpec, str]] = {}
@@ -292,19 +292,19 @@ class TokenCount(NamedTuple):
     estimated: bool
 
 
-def _encoder(encoding: str) -> Any | None:
+def _counter(encoding: str) -> Callable[[str], int] | None:
     if encoding not in ENCODINGS:
         raise ConfigError(f"Unknown encoding {encoding!r}: use one of {', '.join(ENCODINGS)}.")
     with _lock:
-        if encoding not in _encoders:
-            _encoders[encoding] = _table(encoding)
-        return _encoders[encoding]
+        if encoding not in _counters:
+            _counters[encoding] = _table(encoding)
+        return _counters[encoding]
 
 
-def _table(encoding: str) -> Any | None:
-    """bpe-openai's tokenizer for ``encoding``; None when it is not installed."""
+def _table(encoding: str) -> Callable[[str], int] | None:
+    """How bpe-openai counts ``encoding``'s tokens; None when it is not installed."""
     try:
-        return _Plain(_bindings().tokenizer_for_encoding(encoding))
+        return cast(Callable[[str], int], _bindings().tokenizer_for_encoding(encoding).count)
     except ImportError:
         pass  # not installed, or laid out otherwise: its public API decides
     try:
@@ -312,9 +312,10 @@ def _table(encoding: str) -> Any | None:
             warnings.simplefilter("ignore", DeprecationWarning)
             import bpe_openai
 
-            return bpe_openai.get_encoding(encoding)
+            table = bpe_openai.get_encoding(encoding)
     except ImportError:
         return None
+    return lambda text: len(table.encode_ordinary(text))
 
 
 def _bindings() -> Any:
@@ -343,25 +344,10 @@ def _bindings() -> Any:
     return module
 
 
-class _Plain:
-    """``encode_ordinary`` as bpe-openai's ``Encoding`` does it, on its compiled tokenizer."""
-
-    def __init__(self, backend: Any) -> None:
-        self.backend = backend
-
-    def encode_ordinary(self, text: str) -> list[int]:
-        """Token ids of ``text``; lone surrogates become U+FFFD first, as bpe-openai does."""
-        try:
-            return list(self.backend.encode(text))
-        except UnicodeEncodeError:
-            fixed = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-            return list(self.backend.encode(fixed))
-
-
 def clear_caches() -> None:
     """Forget loaded encoders and cached per-tool counts (after installing ``bpe-openai``)."""
     with _lock:
-        _encoders.clear()
+        _counters.clear()
         _per_tool.clear()
         _hashes.clear()
 
@@ -402,18 +388,20 @@ def count_tokens(text: str, encoding: str = "o200k_base") -> TokenCount:
     Long texts are encoded in pieces cut before a lone space, where the BPE pre-tokenizer
     splits too, so the total equals a single pass.
     """
-    encoder = _encoders.get(encoding) or _encoder(encoding)  # a loaded table needs no lock
-    if encoder is None:
+    count = _counters.get(encoding) or _counter(encoding)  # a loaded table needs no lock
+    if count is None:
         return TokenCount(math.ceil(len(text) / 4), encoding, True)
-    if len(text) <= _CHUNK:  # one piece (nearly every text): no cutting, no sum
-        return TokenCount(len(encoder.encode_ordinary(text)), encoding, False)
-    n = sum(len(encoder.encode_ordinary(part)) for part in _chunks(text))
+    try:  # one piece (nearly every text): no cutting, no sum
+        n = count(text) if len(text) <= _CHUNK else sum(map(count, _chunks(text)))
+    except UnicodeEncodeError:  # lone surrogates count as U+FFFD, as bpe-openai's own API does
+        fixed = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        return count_tokens(fixed, encoding)
     return TokenCount(n, encoding, False)
 
 
 def is_estimated(encoding: str = "o200k_base") -> bool:
     """True if counts for ``encoding`` are ``chars/4`` estimates."""
-    return _encoder(encoding) is None
+    return _counter(encoding) is None
 
 
 def tokens_per_tool(
