@@ -42,7 +42,6 @@ from tooltray.memory.learning.usage import (
     declared,
     found_priors,
     merged,
-    on_record,
     priors,
     usual,
     with_mates,
@@ -507,13 +506,12 @@ class Planner:
     def _picks(self, users: Sequence[str], signals: SelectionSignals) -> list[Candidate]:
         if not users:
             return []
-        picks = self.selector().boundary(users, signals)
+        picks = usual(self.selector().boundary(users, signals), self.priors_for(users, signals))
         if self.settings.opening != "priced":
-            return usual(picks, self.priors_for(users, signals))
-        cat, usage = self.catalog(), signals.usage(explained=self._explained())
-        picks = on_record(picks, usage, self._found(users) or ())
-        picks = usual(picks, self.priors_for(users, signals))
-        return with_mates(picks, usage.within(cat.bundle_of), len(cat.allowed))
+            return picks
+        cat = self.catalog()
+        within = signals.usage(explained=self._explained()).within(cat.bundle_of)
+        return with_mates(picks, within, len(cat.allowed))
 
     def priors_for(self, users: Sequence[str], signals: SelectionSignals) -> dict[str, Prior]:
         """:meth:`priors` less the usage priors of the tools this request would find itself, by
@@ -522,24 +520,16 @@ class Planner:
         has no prior to add. A found tool takes instead the share of the past finds that used
         it (:func:`found_priors`). Declared (``implicit``) chances stay."""
         known = self.priors(signals)
-        found = self._found(users)
-        if found is None:
-            return known
-        kept = {n: p for n, p in known.items() if p.source != "usage" or n not in found}
-        usage = signals.usage(explained=self._explained())
-        priced = self.settings.opening == "priced"
-        return merged(kept, found_priors(usage, found, self.catalog().bundle_of, priced=priced))
-
-    def _found(self, users: Sequence[str]) -> frozenset[str] | None:
-        """The tools the request learning would store finds (:meth:`Explained.found`);
-        ``None`` without a request, document vectors or an embedder."""
         explained, text = self._explained(), self.request_text(users)
         if text is None or explained is None:
-            return None
+            return known
         given = self.selector().vector_of(text)
         if given is None:
-            return None
-        return explained.found(np.asarray(given[1], np.float32)[None, :])[0]
+            return known
+        found = explained.found(np.asarray(given[1], np.float32)[None, :])[0]
+        kept = {n: p for n, p in known.items() if p.source != "usage" or n not in found}
+        usage, priced = signals.usage(explained=explained), self.settings.opening == "priced"
+        return merged(kept, found_priors(usage, found, self.catalog().bundle_of, priced=priced))
 
     def priors(self, signals: SelectionSignals) -> dict[str, Prior]:
         """Each tool's usage prior or declared chance (:mod:`~tooltray.memory.learning.usage`):

@@ -23,7 +23,6 @@ from tooltray.memory.tuning import (
     EXPECTED_CALLS,
     LATER_NEEDS,
     NEEDS_PRIOR_SESSIONS,
-    USAGE_PSEUDO,
     needed,
 )
 
@@ -267,22 +266,12 @@ def priced(
     chance pays for holding it (:func:`held_picks`)."""
     ranked = sorted(picks, key=lambda c: -(c.score or 0.0))
     top = ranked[0].score or 0.0 if ranked else 0.0
-    rows = [(tokens.get(c.name, 0), chance_of(c, top, size)) for c in ranked]
+    rows = [
+        (tokens.get(c.name, 0), max(needed(c.score or 0.0, top, size), c.chance or 0.0))
+        for c in ranked
+    ]
     keep = held_picks(rows, profile, EXPECTED)
     return [(c, t, n, k) for c, (t, n), k in zip(ranked, rows, keep, strict=True)]
-
-
-def chance_of(pick: Candidate, top: float, size: int) -> float:
-    """``pick``'s chance of being needed: its score against the ``top`` one on a catalog of
-    ``size`` tools, or its ``chance`` when larger; given its ``record`` (used in ``u`` of the
-    ``n`` past sessions whose request found it), that chance moved towards ``u / n`` as
-    ``(u + k * chance) / (n + k)``, ``k`` = :data:`USAGE_PSEUDO`: the score's tables were
-    measured on other catalogs, the record on this deployment's."""
-    own = max(needed(pick.score or 0.0, top, size), pick.chance or 0.0)
-    if pick.record is None:
-        return own
-    used, seen = pick.record
-    return (used + USAGE_PSEUDO * own) / (seen + USAGE_PSEUDO)
 
 
 def opening(

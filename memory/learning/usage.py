@@ -24,7 +24,6 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from tooltray.memory.core.policy import chance_of
 from tooltray.memory.embedders.base import dot_rows
 from tooltray.memory.retrieval.scoring import Candidate
 from tooltray.memory.tuning import (
@@ -33,6 +32,7 @@ from tooltray.memory.tuning import (
     USAGE_MIN_SESSIONS,
     USAGE_MIN_USES,
     USAGE_PSEUDO,
+    needed,
 )
 from tooltray.tools.errors import ConfigError
 from tooltray.tools.spec import ToolSpec
@@ -275,19 +275,9 @@ def usual(picks: Sequence[Candidate], known: Mapping[str, Prior]) -> list[Candid
     the prior where that is larger (a miss is what the prior counts)."""
     have = {c.name for c in picks}
     return [
-        *(weighed(c, known[c.name]) if c.name in known else c for c in picks),
+        *(raised(c, known[c.name]) if c.name in known else c for c in picks),
         *(Candidate(n, p.source, None, p.chance) for n, p in known.items() if n not in have),
     ]
-
-
-def weighed(pick: Candidate, prior: Prior) -> Candidate:
-    """``pick`` and its ``prior``: a pick on record (:func:`on_record`) already counts the uses
-    a found prior counts; a declared chance stands over the record."""
-    if pick.record is not None and prior.found is not None:
-        return pick
-    if prior.source == "implicit":
-        return replace(raised(pick, prior), record=None)
-    return raised(pick, prior)
 
 
 def with_mates(
@@ -305,28 +295,13 @@ def with_mates(
     server: dict[str, float] = {}
     for c in picks:
         if (home := within.get(c.name)) is not None:
-            chance = chance_of(c, top, size)
+            chance = max(needed(c.score or 0.0, top, size), c.chance or 0.0)
             server[home[0]] = max(server.get(home[0], 0.0), chance)
     mates = {t: server[s] * w for t, (s, w) in within.items() if s in server}
     have = {c.name for c in picks}
     out = [raised_to(c, mates[c.name]) if c.name in mates else c for c in picks]
     extra = sorted(((n, c) for n, c in mates.items() if n not in have), key=lambda kv: -kv[1])
     return out + [Candidate(n, "usage", None, c) for n, c in extra]
-
-
-def on_record(picks: Sequence[Candidate], usage: Usage, found: Collection[str]) -> list[Candidate]:
-    """``picks`` with the record of the message's picks this request finds (``found``): of
-    the past sessions whose request found the pick, how many used it, where
-    :data:`USAGE_MIN_USES` sessions found it (the opening's pricing weighs it,
-    :func:`~tooltray.memory.core.policy.chance_of`)."""
-    record = usage.when_found if usage.sessions >= USAGE_MIN_SESSIONS else {}
-    out = []
-    for c in picks:
-        used, seen = record.get(c.name, (0.0, 0.0))
-        if c.score is not None and c.name in found and seen >= USAGE_MIN_USES:
-            c = replace(c, record=(used, seen))
-        out.append(c)
-    return out
 
 
 def raised_to(pick: Candidate, chance: float) -> Candidate:

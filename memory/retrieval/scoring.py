@@ -326,15 +326,12 @@ ALWAYS: tuple[Source, ...] = ("core", "pinned")
 class Candidate:
     """A tool proposed for the loaded set, with why (``source``) and how strongly (``score``);
     ``chance``: its chance of being needed where a signal knows it apart from the score (a
-    usage prior), which the opening's pricing takes when it is the larger; ``record``: how
-    many past sessions whose request found it used it, of how many (the opening weighs the
-    score's chance against it, :func:`~tooltray.memory.core.policy.chance_of`)."""
+    usage prior), which the opening's pricing takes when it is the larger."""
 
     name: str
     source: Source
     score: float | None = None
     chance: float | None = None
-    record: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True)

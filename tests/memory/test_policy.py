@@ -17,7 +17,6 @@ from tooltray.memory.core.policy import (
     PRICE,
     Profile,
     Session,
-    chance_of,
     eager_wins,
     everything,
     held_picks,
@@ -27,7 +26,7 @@ from tooltray.memory.core.policy import (
 )
 from tooltray.memory.embedders import default_embedder
 from tooltray.memory.retrieval.scoring import Candidate
-from tooltray.memory.tuning import LATER_NEEDS, USAGE_PSEUDO, needed
+from tooltray.memory.tuning import LATER_NEEDS, needed
 
 PICKS = [
     Candidate("hotels", "semantic", 4.0),
@@ -142,23 +141,3 @@ def test_on_a_large_catalog_the_opening_holds_fewer_picks() -> None:
         assert large.tokens < small.tokens
     # held by price on a 1,323-tool catalog: none of these picks pays for its tokens
     assert opening(PICKS, TOKENS, PRICE, share=False, size=1323).held == []
-
-
-def test_a_picks_record_moves_its_chance_towards_what_the_deployment_saw() -> None:
-    """Found in ``n`` past sessions, used in ``u``: the score's chance moves towards ``u / n``
-    by ``n`` against :data:`USAGE_PSEUDO`, down for a find never used, up for a habit; the
-    opening then holds the habit and leaves the look-alike."""
-    own = needed(4.0, 4.0, 600)
-    look = Candidate("lookalike", "semantic", 4.0, record=(0.0, 6.0))
-    habit = Candidate("read_file", "semantic", 2.0, record=(5.0, 6.0))
-    assert chance_of(Candidate("x", "semantic", 4.0), 4.0, 600) == own
-    assert chance_of(look, 4.0, 600) == pytest.approx(USAGE_PSEUDO * own / (6 + USAGE_PSEUDO))
-    low = needed(2.0, 4.0, 600)
-    assert chance_of(habit, 4.0, 600) == pytest.approx((5 + USAGE_PSEUDO * low) / 8)
-    raised = Candidate("x", "usage", 2.0, chance=0.9, record=(0.0, 2.0))
-    assert chance_of(raised, 4.0, 600) == pytest.approx(USAGE_PSEUDO * 0.9 / 4)
-    tokens = {"lookalike": 120, "read_file": 120}
-    held = [c.name for c, *_, keep in priced([look, habit], tokens, PRICE, 600) if keep]
-    assert held == ["read_file"]
-    alone = priced([Candidate("lookalike", "semantic", 4.0)], tokens, PRICE, 600)
-    assert alone[0][3]  # the same pick without its record is held

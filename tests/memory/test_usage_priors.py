@@ -26,7 +26,6 @@ from tooltray.memory.learning.usage import (
     found_priors,
     members,
     merged,
-    on_record,
     priors,
     usage_of,
     usual,
@@ -365,29 +364,6 @@ def test_a_picks_server_brings_its_habitual_mates_at_the_servers_chance() -> Non
     added = with_mates([top], {**within, "p_dl": ("papers", 0.4)}, NEEDED_TOOLS)
     assert [c.name for c in added] == ["p_read", "p_search", "p_dl"]  # likelier mates first
     assert added[1].score is None and added[1].source == "usage"
-
-
-@pytest.mark.no_embedder
-def test_a_found_pick_carries_its_record_and_a_declared_chance_stands_over_it() -> None:
-    """A message pick this request finds carries how often past finds of it were used (where
-    enough sessions found it); a found prior does not raise it again; a declared one does and
-    drops the record; a prior-only tool (no score) carries none."""
-    found = (frozenset({WRITE, "look", "rare"}),) * 4 + (frozenset({"rare"}),) * 6
-    hits = (frozenset({WRITE}),) * 3 + (frozenset(),) * 7
-    usage = Usage((1.0,) * 10, (frozenset(),) * 10, found, hits)
-    picks = [Candidate(WRITE, "semantic", 2.0), Candidate("look", "semantic", 3.0)]
-    picks += [Candidate("unfound", "semantic", 1.0), Candidate("rare", "usage", None, 0.2)]
-    marked = {c.name: c.record for c in on_record(picks, usage, {WRITE, "look", "rare"})}
-    assert marked == {WRITE: (3.0, 4.0), "look": (0.0, 4.0), "unfound": None, "rare": None}
-    of = {WRITE: "filesystem", "look": "x"}
-    known = found_priors(usage, {WRITE, "look"}, of, priced=True)
-    out = {c.name: c for c in usual(on_record(picks, usage, {WRITE, "look"}), known)}
-    assert out[WRITE].chance is None and out[WRITE].record == (3.0, 4.0)
-    declared_write = {WRITE: Prior(0.5, "implicit")}
-    out = {c.name: c for c in usual(on_record(picks, usage, {WRITE}), declared_write)}
-    assert out[WRITE].chance == 0.5 and out[WRITE].record is None
-    few = Usage((1.0,) * 3, (frozenset(),) * 3, found[:3], hits[:3])
-    assert all(c.record is None for c in on_record(picks, few, {WRITE, "look"}))
 
 
 def test_older_sessions_count_less() -> None:
