@@ -528,6 +528,8 @@ class Planner:
             return known
         found = explained.found(np.asarray(given[1], np.float32)[None, :])[0]
         kept = {n: p for n, p in known.items() if p.source != "usage" or n not in found}
+        if not explained.telling:
+            return kept
         usage, priced = signals.usage(explained=explained), self.settings.opening == "priced"
         return merged(kept, found_priors(usage, found, self.catalog().bundle_of, priced=priced))
 

@@ -160,6 +160,13 @@ class Explained:
         pairs = zip(found, tools, strict=True)
         return [frozenset(t for t in used if t not in top) for top, used in pairs]
 
+    @property
+    def telling(self) -> bool:
+        """Whether a find tells tools apart: the request's ``top`` holds at most half the
+        catalog (on a catalog not much larger than ``top``, every request finds nearly every
+        tool, and a found tool's use is just its share of all sessions)."""
+        return 2 * self.top <= len(self.vectors)
+
     def found(self, requests: NDArray[np.float32]) -> list[frozenset[str]]:
         """Per request (``(n, d)`` vectors), the catalog's tools ranked in its ``top`` (ties
         at the bar included; none when the dimensions differ)."""

@@ -300,6 +300,7 @@ def test_a_request_finds_its_top_tools_ties_included() -> None:
     near = np.array([[0.9, 0.3, 0.1, 0.0], [0.5, 0.5, 0.5, 0.0]], np.float32)
     assert explained.found(near) == [frozenset({"a", "b"}), frozenset({"a", "b", "c"})]
     assert Explained(explained.position, docs, top=9).found(near[:1]) == [frozenset("abcd")]
+    assert explained.telling and not Explained(explained.position, docs, top=3).telling
     assert explained.found(np.ones((1, 3), np.float32)) == [frozenset()]
 
 
