@@ -507,10 +507,11 @@ class Planner:
         if not users:
             return []
         picks = usual(self.selector().boundary(users, signals), self.priors_for(users, signals))
-        if self.settings.opening != "priced":
+        explained = self._explained()
+        if self.settings.opening != "priced" or explained is None or not explained.telling:
             return picks
         cat = self.catalog()
-        within = signals.usage(explained=self._explained()).within(cat.bundle_of)
+        within = signals.usage(explained=explained).within(cat.bundle_of)
         return with_mates(picks, within, len(cat.allowed))
 
     def priors_for(self, users: Sequence[str], signals: SelectionSignals) -> dict[str, Prior]:

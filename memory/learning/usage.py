@@ -163,8 +163,9 @@ class Explained:
     @property
     def telling(self) -> bool:
         """Whether a find tells tools apart: the request's ``top`` holds at most half the
-        catalog (on a catalog not much larger than ``top``, every request finds nearly every
-        tool, and a found tool's use is just its share of all sessions)."""
+        catalog. On a catalog not much larger than ``top`` every request finds nearly every
+        tool (a found tool's use is just its share of all sessions) and the message's picks
+        hold a server's tools already: found priors and mates are for large catalogs."""
         return 2 * self.top <= len(self.vectors)
 
     def found(self, requests: NDArray[np.float32]) -> list[frozenset[str]]:
