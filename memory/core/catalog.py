@@ -36,7 +36,16 @@ from tooltray.memory.core.policy import opening as open_picks
 from tooltray.memory.core.prompt import PromptView, bundle_menu, defers, note, text_block
 from tooltray.memory.core.session import MODE_ALL, MODE_SELECTED, SessionState
 from tooltray.memory.embedders.base import Progress
-from tooltray.memory.learning.usage import Explained, Prior, declared, priors, usual
+from tooltray.memory.learning.usage import (
+    Explained,
+    Prior,
+    declared,
+    found_priors,
+    merged,
+    priors,
+    usual,
+    with_mates,
+)
 from tooltray.memory.metatools.meta_tools import FallbackAnswer, directory, shown_meta_specs
 from tooltray.memory.retrieval.scoring import Candidate, doc_text
 from tooltray.memory.retrieval.selector import (
@@ -498,23 +507,33 @@ class AllowedCatalog:
     def _picks(self, users: Sequence[str], signals: SelectionSignals) -> list[Candidate]:
         if not users:
             return []
-        picks = self.selector().boundary(users, signals)
-        return usual(picks, self.priors_for(users, signals))
+        picks = usual(self.selector().boundary(users, signals), self.priors_for(users, signals))
+        explained = self._explained()
+        if self.settings.opening != "priced" or explained is None or not explained.telling:
+            return picks
+        cat = self.catalog()
+        within = signals.usage(explained=explained).within(cat.bundle_of)
+        return with_mates(picks, within, len(cat.allowed))
 
     def priors_for(self, users: Sequence[str], signals: SelectionSignals) -> dict[str, Prior]:
         """:meth:`priors` less the usage priors of the tools this request would find itself, by
         the test that made them priors (:class:`Explained`, on the request learning stores): a
         past use counted only where its request missed the tool, so a request that finds it
-        has no prior to add. Declared (``implicit``) chances stay: no request conditions them."""
+        has no prior to add. A found tool takes instead the share of the past finds that used
+        it (:func:`found_priors`). Declared (``implicit``) chances stay."""
         known = self.priors(signals)
         explained, text = self._explained(), self.request_text(users)
-        if not known or text is None or explained is None:
+        if text is None or explained is None:
             return known
         given = self.selector().vector_of(text)
         if given is None:
             return known
-        missed = explained.missed(np.asarray(given[1], np.float32)[None, :], [list(known)])
-        return {n: p for n, p in known.items() if p.source != "usage" or n in missed[0]}
+        found = explained.found(np.asarray(given[1], np.float32)[None, :])[0]
+        kept = {n: p for n, p in known.items() if p.source != "usage" or n not in found}
+        if not explained.telling:
+            return kept
+        usage, priced = signals.usage(explained=explained), self.settings.opening == "priced"
+        return merged(kept, found_priors(usage, found, self.catalog().bundle_of, priced=priced))
 
     def priors(self, signals: SelectionSignals) -> dict[str, Prior]:
         """Each tool's usage prior or declared chance (:mod:`~tooltray.memory.learning.usage`):

@@ -36,6 +36,11 @@ from tooltray.memory.tuning import (
 if TYPE_CHECKING:
     from tooltray.memory.retrieval.selector import SelectionSignals
 
+Used = dict[int, tuple[int, frozenset[str]]]
+"""Per session code: its newest live row id and the tools that count."""
+Found = dict[int, tuple[frozenset[str], frozenset[str]]]
+"""Per session code: the tools its requests found, and of those, the ones it used."""
+
 
 class RequestMatrix:
     """Past requests in id order: vectors, ids, the tools each one led to and its session (as a
@@ -185,10 +190,8 @@ class StoreSignals:
         self._lock = threading.Lock()
         self._last: tuple[Any, NDArray[np.float32]] | None = None
         self._needs: tuple[int, _Needs] | None = None  # (rows version, what they spread)
-        self._used: tuple[int, Explained | None, dict[int, tuple[int, frozenset[str]]]] | None = (
-            None
-        )
-        self._missed: tuple[Explained, dict[int, frozenset[str]]] | None = None
+        self._used: tuple[int, Explained | None, tuple[Used, Found]] | None = None
+        self._missed: tuple[Explained, dict[int, frozenset[str]]] | None = None  # rows' finds
 
     def companions(self, tools: Sequence[str]) -> dict[str, float]:
         """Learned companions of ``tools``: max over the given tools of P(mate | tool), shrunk."""
@@ -300,23 +303,40 @@ class StoreSignals:
         with self._lock:
             version, last = self._rows.version, self._used
             if last is None or last[0] != version or last[1] is not explained:
-                tools = self._misses(explained) if explained is not None else None
-                self._used = last = (version, explained, self._rows.sessions_used(tools))
-            used, own = last[2], self._rows.code_of(session)
+                self._used = last = (version, explained, self._sessions_used(explained))
+            (used, found), own = last[2], self._rows.code_of(session)
         rows = [row for code, row in used.items() if code != own]
-        return usage_of(rows, newest, self.half_life)
+        none = (frozenset[str](), frozenset[str]())
+        finds = [found.get(code, none) for code in used if code != own] if found else []
+        return usage_of(rows, newest, self.half_life, finds)
 
-    def _misses(self, explained: Explained) -> list[frozenset[str]]:
-        """Per live row, the used tools its request missed: computed once per row (a refresh
-        adds rows at the end), forgotten with the row."""
-        matrix, ids, tools = self._rows.view()
+    def _sessions_used(self, explained: Explained | None) -> tuple[Used, Found]:
+        """Per session code, its newest row and the tools that count (every use, or given
+        ``explained``, the misses), and ``(found, hits)`` of its requests (given ``explained``)."""
+        if explained is None:
+            return self._rows.sessions_used(), {}
+        tops = self._found(explained)
+        if not tops:
+            return {}, {}
+        _, _, tools = self._rows.view()
+        pairs = list(zip(tops, tools, strict=True))
+        misses = [frozenset(t for t in used if t not in top) for top, used in pairs]
+        hits = [frozenset(t for t in used if t in top) for top, used in pairs]
+        found, hit = self._rows.sessions_used(tops), self._rows.sessions_used(hits)
+        both = {code: (found[code][1], hit[code][1]) for code in found}
+        return self._rows.sessions_used(misses), both
+
+    def _found(self, explained: Explained) -> list[frozenset[str]]:
+        """Per live row, the tools its request found (:meth:`Explained.found`): computed once
+        per row (a refresh adds rows at the end), forgotten with the row."""
+        matrix, ids, _ = self._rows.view()
         if matrix is None:
             return []
         known = self._missed[1] if self._missed and self._missed[0] is explained else {}
         order = ids.tolist()
         fresh = [i for i, row in enumerate(order) if row not in known]
         if fresh:
-            found = explained.missed(matrix[fresh], [tools[i] for i in fresh])
+            found = explained.found(matrix[fresh])
             known.update(zip((order[i] for i in fresh), found, strict=True))
         if len(known) > 2 * len(order):
             known = {row: known[row] for row in order}

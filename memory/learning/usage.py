@@ -15,7 +15,7 @@ the pricing may still leave out; learned shares raise it where history says more
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 from functools import cached_property
@@ -32,6 +32,7 @@ from tooltray.memory.tuning import (
     USAGE_MIN_SESSIONS,
     USAGE_MIN_USES,
     USAGE_PSEUDO,
+    needed,
 )
 from tooltray.tools.errors import ConfigError
 from tooltray.tools.spec import ToolSpec
@@ -42,10 +43,14 @@ BundleOf = Mapping[str, "str | None"]
 
 @dataclass(frozen=True)
 class Usage:
-    """Past sessions' tool use: per session, its decay weight and the tools it used."""
+    """Past sessions' tool use: per session, its decay weight and the tools it used; read with
+    :class:`Explained`, also the tools its requests found (``found``) and, of those, the ones
+    it used (``hits``): what a found tool's :func:`found_priors` count."""
 
     weights: tuple[float, ...] = ()
     tools: tuple[frozenset[str], ...] = ()
+    found: tuple[frozenset[str], ...] = ()
+    hits: tuple[frozenset[str], ...] = ()
 
     @property
     def sessions(self) -> int:
@@ -67,6 +72,35 @@ class Usage:
         (empty under :data:`USAGE_MIN_SESSIONS` sessions)."""
         return self._shares(lambda tools: tools)
 
+    @cached_property
+    def when_found(self) -> dict[str, tuple[float, float]]:
+        """Tool -> decayed counts of (sessions whose request found it and used it, sessions
+        whose request found it)."""
+        found, hits = _counts(self.weights, self.found), _counts(self.weights, self.hits)
+        return {tool: (hits.get(tool, 0.0), seen) for tool, seen in found.items()}
+
+    @cached_property
+    def used(self) -> tuple[frozenset[str], ...]:
+        """Per session, every tool it used (read with :class:`Explained`, ``tools`` holds the
+        misses alone and ``hits`` the rest)."""
+        if not self.hits:
+            return self.tools
+        return tuple(a | b for a, b in zip(self.tools, self.hits, strict=True))
+
+    def within(self, bundle_of: BundleOf) -> dict[str, tuple[str, float]]:
+        """Tool -> its server and the share of the sessions using that server that used it
+        (shrunk by :data:`USAGE_PSEUDO`), for each tool :data:`USAGE_MIN_USES` sessions used:
+        which of a server's tools a session that needs the server will call."""
+        if self.sessions < USAGE_MIN_SESSIONS:
+            return {}
+        servers = [{b for t in used if (b := bundle_of.get(t))} for used in self.used]
+        by_server, by_tool = _counts(self.weights, servers), _counts(self.weights, self.used)
+        return {
+            tool: (server, uses / (by_server[server] + USAGE_PSEUDO))
+            for tool, uses in by_tool.items()
+            if uses >= USAGE_MIN_USES and (server := bundle_of.get(tool)) in by_server
+        }
+
     def server_shares(self, bundle_of: BundleOf) -> dict[str, float]:
         """Server (bundle) -> weighted share of the sessions that used any of its tools."""
         return self._shares(lambda tools: {b for t in tools if (b := bundle_of.get(t))})
@@ -82,13 +116,26 @@ class Usage:
         return {key: used / total for key, used in out.items()}
 
 
+def _counts(weights: Sequence[float], sets: Sequence[Iterable[str]]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for weight, names in zip(weights, sets or [()] * len(weights), strict=True):
+        for name in names:
+            out[name] = out.get(name, 0.0) + weight
+    return out
+
+
 def usage_of(
-    sessions: Sequence[tuple[int, frozenset[str]]], newest: int, half_life: float
+    sessions: Sequence[tuple[int, frozenset[str]]],
+    newest: int,
+    half_life: float,
+    found: Sequence[tuple[frozenset[str], frozenset[str]]] = (),
 ) -> Usage:
-    """:class:`Usage` of ``(newest learned id, tools used)`` per past session; a session counts
-    half after ``half_life`` learned turns since its last one, like the other learned signals."""
+    """:class:`Usage` of ``(newest learned id, tools used)`` per past session (and, given,
+    ``(found, hits)`` per session); a session counts half after ``half_life`` learned turns
+    since its last one, like the other learned signals."""
     weights = tuple(2.0 ** (-(newest - last) / half_life) for last, _ in sessions)
-    return Usage(weights, tuple(tools for _, tools in sessions))
+    tools = tuple(tools for _, tools in sessions)
+    return Usage(weights, tools, tuple(f for f, _ in found), tuple(h for _, h in found))
 
 
 @dataclass(frozen=True, eq=False)
@@ -107,17 +154,42 @@ class Explained:
     ) -> list[frozenset[str]]:
         """Per request (``(n, d)`` vectors), the used ``tools`` ranked below ``top`` for it (a
         tool outside the catalog counts; every one counts when the dimensions differ)."""
+        found = self.found(requests) if requests.ndim == 2 else []
+        if len(found) != len(tools):
+            found = [frozenset()] * len(tools)
+        pairs = zip(found, tools, strict=True)
+        return [frozenset(t for t in used if t not in top) for top, used in pairs]
+
+    @property
+    def telling(self) -> bool:
+        """Whether a find tells tools apart: the request's ``top`` holds at most half the
+        catalog. On a catalog not much larger than ``top`` every request finds nearly every
+        tool (a found tool's use is just its share of all sessions) and the message's picks
+        hold a server's tools already: found priors and mates are for large catalogs."""
+        return 2 * self.top <= len(self.vectors)
+
+    def found(self, requests: NDArray[np.float32]) -> list[frozenset[str]]:
+        """Per request (``(n, d)`` vectors), the catalog's tools ranked in its ``top`` (ties
+        at the bar included; none when the dimensions differ)."""
         n = len(self.vectors)
         if requests.ndim != 2 or requests.shape[1] != self.vectors.shape[1] or self.top < 1:
-            return [frozenset(used) for used in tools]
+            return [frozenset()] * (len(requests) if requests.ndim == 2 else 0)
         if self.top >= n:
-            return [frozenset(t for t in used if t not in self.position) for used in tools]
+            return [frozenset(self.position)] * len(requests)
         sims = dot_rows(self.vectors, requests)
-        cut = np.partition(sims, n - self.top, axis=1)[:, n - self.top].tolist()
+        cut = np.partition(sims, n - self.top, axis=1)[:, n - self.top]
+        names = self._names
         return [
-            frozenset(t for t in used if (i := self.position.get(t)) is None or row[i] < bar)
-            for row, bar, used in zip(sims.tolist(), cut, tools, strict=True)
+            frozenset(names[i] for i in np.flatnonzero(row >= bar))
+            for row, bar in zip(sims, cut, strict=True)
         ]
+
+    @cached_property
+    def _names(self) -> list[str]:
+        out = [""] * len(self.vectors)
+        for name, i in self.position.items():
+            out[i] = name
+        return out
 
 
 @dataclass(frozen=True)
@@ -129,11 +201,18 @@ class Prior:
     sessions: int = 0
     server: str | None = None
     server_share: float | None = None
+    found: tuple[float, float] | None = None
 
     def why(self) -> str:
         """The reason ``tooltray explain`` gives for a tool the prior loaded."""
         if self.source == "implicit":
             return f"declared implicit, chance {self.chance:.2f}"
+        if self.found is not None:
+            used, seen = self.found
+            return (
+                f"usage prior {self.chance:.2f}: used by {used:.1f} of the {seen:.1f} past "
+                "sessions whose request found it"
+            )
         text = f"usage prior {self.chance:.2f} over {self.sessions} sessions"
         if self.server is not None and self.server_share is not None:
             text += f"; server {self.server} {self.server_share:.2f}"
@@ -163,6 +242,40 @@ def priors(
     return dict(sorted(out.items(), key=lambda kv: (-kv[1].chance, kv[0])))
 
 
+def found_priors(
+    usage: Usage, found: Collection[str], bundle_of: BundleOf, *, priced: bool = False
+) -> dict[str, Prior]:
+    """The priors of the tools this request finds (``found``: :meth:`Explained.found`), from
+    the past sessions whose request found them too: the share of those that used the tool,
+    shrunk by :data:`USAGE_PSEUDO`, where :data:`USAGE_MIN_USES` decayed sessions back it.
+
+    A found tool's own chance comes from its score against the message's best, whatever the
+    deployment; its history says how often such a find was what the session needed (a
+    filesystem's ``read_file`` under a file request, nearly always; a look-alike server's
+    tool it outranks, never). An unpriced opening keeps :data:`USAGE_MIN_CHANCE`."""
+    if usage.sessions < USAGE_MIN_SESSIONS:
+        return {}
+    floor = 0.0 if priced else USAGE_MIN_CHANCE
+    out: dict[str, Prior] = {}
+    for name in found:
+        used, seen = usage.when_found.get(name, (0.0, 0.0))
+        chance = used / (seen + USAGE_PSEUDO)
+        if used >= USAGE_MIN_USES and chance >= floor and name in bundle_of:
+            server = bundle_of.get(name)
+            out[name] = Prior(chance, "usage", usage.sessions, server, found=(used, seen))
+    return dict(sorted(out.items(), key=lambda kv: (-kv[1].chance, kv[0])))
+
+
+def merged(*parts: Mapping[str, Prior]) -> dict[str, Prior]:
+    """Every tool of ``parts`` with its largest prior, best first."""
+    out: dict[str, Prior] = {}
+    for part in parts:
+        for name, prior in part.items():
+            if name not in out or prior.chance > out[name].chance:
+                out[name] = prior
+    return dict(sorted(out.items(), key=lambda kv: (-kv[1].chance, kv[0])))
+
+
 def usual(picks: Sequence[Candidate], known: Mapping[str, Prior]) -> list[Candidate]:
     """``picks`` as the message made them, then the tools a prior alone proposes (no score: the
     message did not pick them), priced by that chance. ``known`` holds the priors of the tools
@@ -173,6 +286,35 @@ def usual(picks: Sequence[Candidate], known: Mapping[str, Prior]) -> list[Candid
         *(raised(c, known[c.name]) if c.name in known else c for c in picks),
         *(Candidate(n, p.source, None, p.chance) for n, p in known.items() if n not in have),
     ]
+
+
+def with_mates(
+    picks: Sequence[Candidate], within: Mapping[str, tuple[str, float]], size: int
+) -> list[Candidate]:
+    """``picks`` and their servers' habitual mates: a session needs a pick's server at least as
+    often as the pick (its chance as the opening prices it, on a catalog of ``size`` tools), and
+    a tool of that server as often as that times the share of the server's sessions that used
+    it (:meth:`Usage.within`). Raises a pick to that chance, or adds the mate with it (no score:
+    the message did not pick it); the price decides. A server's tools go together far more
+    than a catalog's do (a paper search's search, download and read; a map's geocoder and its
+    place search)."""
+    scored = [c.score for c in picks if c.score is not None]
+    top = max(scored) if scored else 0.0
+    server: dict[str, float] = {}
+    for c in picks:
+        if (home := within.get(c.name)) is not None:
+            chance = max(needed(c.score or 0.0, top, size), c.chance or 0.0)
+            server[home[0]] = max(server.get(home[0], 0.0), chance)
+    mates = {t: server[s] * w for t, (s, w) in within.items() if s in server}
+    have = {c.name for c in picks}
+    out = [raised_to(c, mates[c.name]) if c.name in mates else c for c in picks]
+    extra = sorted(((n, c) for n, c in mates.items() if n not in have), key=lambda kv: -kv[1])
+    return out + [Candidate(n, "usage", None, c) for n, c in extra]
+
+
+def raised_to(pick: Candidate, chance: float) -> Candidate:
+    """``pick`` with the larger of its own ``chance`` and the one given."""
+    return replace(pick, chance=max(pick.chance or 0.0, chance))
 
 
 def raised(pick: Candidate, prior: Prior) -> Candidate:

@@ -23,19 +23,25 @@ from tooltray.memory.learning.usage import (
     Usage,
     check_implicit,
     declared,
+    found_priors,
     members,
+    merged,
     priors,
     usage_of,
     usual,
+    with_mates,
 )
 from tooltray.memory.retrieval.scoring import Candidate
 from tooltray.memory.retrieval.selector import SessionSignals
 from tooltray.memory.store import Store
 from tooltray.memory.tuning import (
     IMPLICIT_CHANCE,
+    NEEDED_TOOLS,
     USAGE_MIN_CHANCE,
     USAGE_MIN_SESSIONS,
+    USAGE_MIN_USES,
     USAGE_PSEUDO,
+    needed,
 )
 from tooltray.tools.demo import demo_registry
 from tooltray.tools.errors import ConfigError
@@ -218,6 +224,22 @@ def test_a_request_that_finds_the_tool_adds_no_prior(trinket: ToolLoaderTrinket)
     assert WRITE not in planner.priors_for([NAMED], signals)
 
 
+def test_a_found_tool_takes_the_share_of_past_finds_that_used_it(
+    trinket: ToolLoaderTrinket,
+) -> None:
+    """Sessions whose request found the file tool and used it: a new request that finds it
+    gives it that share (shrunk) as its chance, shown by ``explain``; one that does not find
+    it gets none (the miss prior counts no found use)."""
+    named_sessions(trinket, USAGE_MIN_SESSIONS + 1)
+    planner = trinket.planner
+    signals = SessionSignals(planner.signals, "new")
+    found = planner.priors_for([NAMED], signals)[WRITE]
+    seen = USAGE_MIN_SESSIONS + 1
+    assert found.chance == pytest.approx(seen / (seen + USAGE_PSEUDO), rel=0.05)
+    assert found.found is not None and "whose request found it" in found.why()
+    assert WRITE not in planner.priors_for([NEW], SessionSignals(planner.signals, "other"))
+
+
 def test_only_uses_the_message_did_not_find_count(trinket: ToolLoaderTrinket) -> None:
     """A tool the sessions' own requests named gets no prior however often it was used; one
     used where the request did not name it gets one."""
@@ -269,6 +291,80 @@ def test_a_use_counts_only_below_the_requests_top_tools() -> None:
     assert everything.missed(near_a, used) == [frozenset({"outside"}), frozenset()]
     other_dim = np.ones((2, 3), np.float32)
     assert explained.missed(other_dim, used) == [frozenset(u) for u in used]
+
+
+@pytest.mark.no_embedder
+def test_a_request_finds_its_top_tools_ties_included() -> None:
+    docs = np.eye(4, dtype=np.float32)
+    explained = Explained({"a": 0, "b": 1, "c": 2, "d": 3}, docs, top=2)
+    near = np.array([[0.9, 0.3, 0.1, 0.0], [0.5, 0.5, 0.5, 0.0]], np.float32)
+    assert explained.found(near) == [frozenset({"a", "b"}), frozenset({"a", "b", "c"})]
+    assert Explained(explained.position, docs, top=9).found(near[:1]) == [frozenset("abcd")]
+    assert explained.telling and not Explained(explained.position, docs, top=3).telling
+    assert explained.found(np.ones((1, 3), np.float32)) == [frozenset()]
+
+
+@pytest.mark.no_embedder
+def test_found_priors_count_the_finds_that_were_used() -> None:
+    """Of the past sessions whose request found a tool, the share that used it (shrunk); a
+    tool found and used too rarely, or never used, has none; the unpriced opening keeps the
+    floor; the larger of two priors wins where they meet."""
+    of = {WRITE: "filesystem", "read": "filesystem", "rare": "x"}
+    found = (frozenset({WRITE, "read", "rare"}),) * 4 + (frozenset({"read"}),) * 6
+    hits = (frozenset({WRITE, "rare"}),) + (frozenset({WRITE}),) * 3 + (frozenset(),) * 6
+    usage = Usage((1.0,) * 10, (frozenset(),) * 10, found, hits)
+    assert usage.when_found["read"] == (0.0, 10.0) and usage.when_found[WRITE] == (4.0, 4.0)
+    known = found_priors(usage, {WRITE, "read", "rare", "elsewhere"}, of, priced=True)
+    assert list(known) == [WRITE]  # read: never used; rare: once, under USAGE_MIN_USES
+    assert known[WRITE].chance == pytest.approx(4 / (4 + USAGE_PSEUDO))
+    assert known[WRITE].found == (4.0, 4.0) and USAGE_MIN_USES > 1.0
+    assert found_priors(usage, {"read"}, of, priced=True) == {}
+    twice = (frozenset({WRITE}),) * 2 + (frozenset(),) * 18
+    often = Usage((1.0,) * 20, (frozenset(),) * 20, (frozenset({WRITE}),) * 20, twice)
+    assert found_priors(often, {WRITE}, of, priced=True)[WRITE].chance == pytest.approx(2 / 22)
+    assert USAGE_MIN_CHANCE > 2 / 22 and found_priors(often, {WRITE}, of) == {}
+    few = Usage((1.0,) * 3, (frozenset(),) * 3, found[:3], hits[:3])
+    assert found_priors(few, {WRITE}, of, priced=True) == {}  # under USAGE_MIN_SESSIONS
+    assert merged(known, {WRITE: Prior(0.9, "implicit")})[WRITE].source == "implicit"
+    assert merged(known, {WRITE: Prior(0.1, "implicit")})[WRITE].source == "usage"
+
+
+@pytest.mark.no_embedder
+def test_within_counts_a_servers_sessions_that_used_each_tool() -> None:
+    """Of the sessions that used a server, the share that used each of its tools (shrunk),
+    for tools used often enough; the found uses (``hits``) count with the misses."""
+    of = {"p_search": "papers", "p_read": "papers", "p_rare": "papers", "m_geo": "maps"}
+    tools = (frozenset({"p_search"}),) * 3 + (frozenset({"m_geo"}),) * 3 + (frozenset(),) * 4
+    hits = (frozenset({"p_read", "p_rare"}),) + (frozenset({"p_read"}),) * 2 + (frozenset(),) * 7
+    usage = Usage((1.0,) * 10, tools, tools, hits)
+    assert usage.used[0] == frozenset({"p_search", "p_read", "p_rare"})
+    within = usage.within(of)
+    assert within["p_search"] == ("papers", pytest.approx(3 / (3 + USAGE_PSEUDO)))
+    assert within["p_read"] == within["p_search"] and "p_rare" not in within  # one use
+    assert within["m_geo"] == ("maps", pytest.approx(3 / 5))
+    assert Usage((1.0,) * 3, tools[:3]).within(of) == {}  # under USAGE_MIN_SESSIONS
+
+
+@pytest.mark.no_embedder
+def test_a_picks_server_brings_its_habitual_mates_at_the_servers_chance() -> None:
+    """A mate's chance is its server's (the best chance among the server's picks) times its
+    share within the server: a pick is raised to it, a tool the message did not pick joins
+    with it; a server with no pick brings nothing."""
+    within = {"p_search": ("papers", 0.6), "p_read": ("papers", 0.5), "m_geo": ("maps", 0.8)}
+    top, other = Candidate("p_read", "semantic", 2.0), Candidate("x", "semantic", 1.0)
+    low = Candidate("p_search", "semantic", 0.1)
+    out = {c.name: c for c in with_mates([top, other, low], within, NEEDED_TOOLS)}
+    server = needed(2.0, 2.0, NEEDED_TOOLS)
+    assert out["p_search"].chance == pytest.approx(server * 0.6) and out["p_search"].score == 0.1
+    assert out["p_read"].chance == pytest.approx(server * 0.5)
+    assert "m_geo" not in out and out["x"] == other
+    maps = {**within, "m_route": ("maps", 0.5)}
+    alone = with_mates([other, Candidate("m_geo", "usage", None, 0.3)], maps, NEEDED_TOOLS)
+    assert alone[1].chance == 0.3  # a chance is never lowered
+    assert alone[-1] == Candidate("m_route", "usage", None, pytest.approx(0.3 * 0.5))
+    added = with_mates([top], {**within, "p_dl": ("papers", 0.4)}, NEEDED_TOOLS)
+    assert [c.name for c in added] == ["p_read", "p_search", "p_dl"]  # likelier mates first
+    assert added[1].score is None and added[1].source == "usage"
 
 
 def test_older_sessions_count_less() -> None:
