@@ -511,7 +511,7 @@ class AllowedCatalog:
         explained = self._explained()
         if self.settings.opening != "priced" or explained is None or not explained.telling:
             return picks
-        cat = self.catalog()
+        cat = self.prepared()
         within = signals.usage(explained=explained).within(cat.bundle_of)
         return with_mates(picks, within, len(cat.allowed))
 
@@ -533,7 +533,7 @@ class AllowedCatalog:
         if not explained.telling:
             return kept
         usage, priced = signals.usage(explained=explained), self.settings.opening == "priced"
-        return merged(kept, found_priors(usage, found, self.catalog().bundle_of, priced=priced))
+        return merged(kept, found_priors(usage, found, self.prepared().bundle_of, priced=priced))
 
     def priors(self, signals: SelectionSignals) -> dict[str, Prior]:
         """Each tool's usage prior or declared chance (:mod:`~tooltray.memory.learning.usage`):
