@@ -217,11 +217,11 @@ def test_a_request_that_finds_the_tool_adds_no_prior(trinket: ToolLoaderTrinket)
     request misses it too (the same test, on the request learning stores); a request naming
     the file finds the tool and its own pick prices it."""
     past_sessions(trinket, 0, USAGE_MIN_SESSIONS + 1)
-    planner = trinket.catalog
-    signals = SessionSignals(planner.signals, "new")
-    assert planner.priors(signals)[WRITE].source == "usage"
-    assert WRITE in planner.priors_for([NEW], signals)
-    assert WRITE not in planner.priors_for([NAMED], signals)
+    catalog = trinket.catalog
+    signals = SessionSignals(catalog.signals, "new")
+    assert catalog.priors(signals)[WRITE].source == "usage"
+    assert WRITE in catalog.priors_for([NEW], signals)
+    assert WRITE not in catalog.priors_for([NAMED], signals)
 
 
 def test_a_found_tool_takes_the_share_of_past_finds_that_used_it(
@@ -231,13 +231,13 @@ def test_a_found_tool_takes_the_share_of_past_finds_that_used_it(
     gives it that share (shrunk) as its chance, shown by ``explain``; one that does not find
     it gets none (the miss prior counts no found use)."""
     named_sessions(trinket, USAGE_MIN_SESSIONS + 1)
-    planner = trinket.planner
-    signals = SessionSignals(planner.signals, "new")
-    found = planner.priors_for([NAMED], signals)[WRITE]
+    catalog = trinket.catalog
+    signals = SessionSignals(catalog.signals, "new")
+    found = catalog.priors_for([NAMED], signals)[WRITE]
     seen = USAGE_MIN_SESSIONS + 1
     assert found.chance == pytest.approx(seen / (seen + USAGE_PSEUDO), rel=0.05)
     assert found.found is not None and "whose request found it" in found.why()
-    assert WRITE not in planner.priors_for([NEW], SessionSignals(planner.signals, "other"))
+    assert WRITE not in catalog.priors_for([NEW], SessionSignals(catalog.signals, "other"))
 
 
 def test_only_uses_the_message_did_not_find_count(trinket: ToolLoaderTrinket) -> None:
