@@ -433,7 +433,7 @@ class PromptView:
 
     def system_text(self, theirs: Sequence[str] = ()) -> str:
         """The system message: the stable prefix with the caller's ``theirs`` before the block."""
-        own = "\n\n".join(t.strip() for t in theirs if t.strip()) if theirs else ""
+        own = "\n\n".join(t.strip() for t in theirs if t.strip())
         if not own:
             return self.system_prefix
         head = self.system_prefix[: len(self.system_prefix) - len(self.tool_block)].strip()

@@ -248,10 +248,9 @@ class Journal:
             self._vectors.setdefault(embedder_id, {}).update(vectors)
 
     def _stage_vectors(self, touched: list[SessionState]) -> None:
-        """Put the call's vectors in its first session's change set (stored at once without one)."""
+        """Put the call's vectors (its caller checks there are some) in its first session's
+        change set (stored at once without one)."""
         staged, self._vectors = self._vectors, {}
-        if not staged:
-            return
         if not touched:
             for embedder_id, vectors in staged.items():
                 self.store.put_embeddings(embedder_id, vectors)

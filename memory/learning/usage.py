@@ -60,11 +60,7 @@ class Usage:
     @cached_property
     def uses(self) -> dict[str, float]:
         """Tool -> decayed count of the sessions that used it (before any shrinkage)."""
-        out: dict[str, float] = {}
-        for weight, tools in zip(self.weights, self.tools, strict=True):
-            for tool in tools:
-                out[tool] = out.get(tool, 0.0) + weight
-        return out
+        return _counts(self.weights, self.tools)
 
     @cached_property
     def shares(self) -> dict[str, float]:
@@ -109,10 +105,7 @@ class Usage:
         if self.sessions < USAGE_MIN_SESSIONS:
             return {}
         total = sum(self.weights) + USAGE_PSEUDO
-        out: dict[str, float] = {}
-        for weight, tools in zip(self.weights, self.tools, strict=True):
-            for key in keys(tools):
-                out[key] = out.get(key, 0.0) + weight
+        out = _counts(self.weights, [keys(tools) for tools in self.tools])
         return {key: used / total for key, used in out.items()}
 
 
@@ -283,7 +276,7 @@ def usual(picks: Sequence[Candidate], known: Mapping[str, Prior]) -> list[Candid
     the prior where that is larger (a miss is what the prior counts)."""
     have = {c.name for c in picks}
     return [
-        *(raised(c, known[c.name]) if c.name in known else c for c in picks),
+        *(raised_to(c, known[c.name].chance) if c.name in known else c for c in picks),
         *(Candidate(n, p.source, None, p.chance) for n, p in known.items() if n not in have),
     ]
 
@@ -313,13 +306,9 @@ def with_mates(
 
 
 def raised_to(pick: Candidate, chance: float) -> Candidate:
-    """``pick`` with the larger of its own ``chance`` and the one given."""
+    """``pick`` with the larger of its own ``chance`` and the one given (score and source
+    kept)."""
     return replace(pick, chance=max(pick.chance or 0.0, chance))
-
-
-def raised(pick: Candidate, prior: Prior) -> Candidate:
-    """``pick`` with the larger of its own chance and ``prior``'s (score and source kept)."""
-    return replace(pick, chance=max(pick.chance or 0.0, prior.chance))
 
 
 # ----- the ``implicit`` setting ----------------------------------------------------------------
