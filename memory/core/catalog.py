@@ -36,6 +36,7 @@ from tooltray.memory.core.policy import opening as open_picks
 from tooltray.memory.core.prompt import PromptView, bundle_menu, defers, note, text_block
 from tooltray.memory.core.session import MODE_ALL, MODE_SELECTED, SessionState
 from tooltray.memory.embedders.base import Progress
+from tooltray.memory.learning.lessons import Embedded
 from tooltray.memory.learning.usage import (
     Explained,
     Prior,
@@ -250,16 +251,6 @@ class AllowedCatalog:
             cat.lexical = lexical_selector(self.registry.allowed(), self.settings)
         return cat.lexical.lexical(query, exclude)
 
-    def message_vector(self, text: str) -> tuple[str, Any] | None:
-        """``(embedder id, query vector)`` of one user message, for learning at turn end.
-
-        A process that resumed the session after its selection builds the selector here (the
-        catalog's vectors are cached in the store), so a restart does not lose the lesson's
-        vector. ``None`` when every tool fits (no index is needed) or the embedder is down.
-        """
-        lessons = self._lessons()
-        return lessons.vector_of(text) if lessons is not None else None
-
     def _lessons(self) -> Selector | None:
         """The selector as learning reads it, built if this process has none yet (a resumed
         session); ``None`` when every tool fits, the embedder is down or it teaches nothing."""
@@ -273,19 +264,23 @@ class AllowedCatalog:
             return None
         return selector
 
-    def request_text(self, users: Sequence[str]) -> str | None:
-        """Which of a turn's user messages asked for what it used: the first task message.
+    def request(self, users: Sequence[str]) -> tuple[str | None, Embedded | None]:
+        """Which of a turn's user messages asked for what it used (the first task message),
+        and its ``(embedder id, vector)``: what learning stores and what usage priors test.
 
         After "add a reminder", "user1", "my password is x" the call follows the credentials, but
         the request is the first message; storing its vector lets a later "set a reminder" find
         this turn. A follow-up (matching nothing strongly) is never the request while a task
-        message exists. Without a retrieval index, the latest message.
+        message exists. Without a retrieval index, the latest message and no vector. A process
+        that resumed the session after its selection builds the selector here (the catalog's
+        vectors are cached in the store), so a restart does not lose the lesson's vector.
         """
         texts = said(users)
         lessons = self._lessons() if texts else None
-        if not texts or lessons is None:
-            return texts[-1] if texts else None
-        return lessons.request_of(texts)
+        if lessons is None:
+            return (texts[-1] if texts else None), None
+        text = lessons.request_of(texts)
+        return text, lessons.vector_of(text)
 
     def plan(
         self, state: SessionState, users: Sequence[str], *, initial: bool, fresh: int = 1
@@ -522,11 +517,9 @@ class AllowedCatalog:
         has no prior to add. A found tool takes instead the share of the past finds that used
         it (:func:`found_priors`). Declared (``implicit``) chances stay."""
         known = self.priors(signals)
-        explained, text = self._explained(), self.request_text(users)
-        if text is None or explained is None:
-            return known
-        given = self.selector().vector_of(text)
-        if given is None:
+        explained = self._explained()
+        given = self.request(users)[1] if explained is not None else None
+        if explained is None or given is None:
             return known
         found = explained.found(np.asarray(given[1], np.float32)[None, :])[0]
         kept = {n: p for n, p in known.items() if p.source != "usage" or n not in found}

@@ -591,11 +591,9 @@ class ToolLoaderTrinket:
         tools, state.taught = state.taught, []
         if not tools:  # the request stays pending: its tools may be called a turn later
             return None
-        text = self.catalog.request_text(
-            state.user_texts[state.learned_upto :] or state.user_texts[-1:]
-        )
-        state.learned_upto = len(state.user_texts)
-        return lesson(self.settings, turn, tools, text, self.catalog.message_vector)
+        users = state.user_texts[state.learned_upto :] or state.user_texts[-1:]
+        asked, state.learned_upto = self.catalog.request(users), len(state.user_texts)
+        return lesson(self.settings, turn, tools, *asked)
 
     def _on_compacted(self, sender: Any, payload: p.ContextCompacted, **_: Any) -> None:
         with self._lock, self.journal.call():

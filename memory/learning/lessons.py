@@ -393,18 +393,22 @@ def _weights(n: int, given: Sequence[float] | None) -> NDArray[np.float32]:
     return (0.5 ** np.arange(n - 1, -1, -1)).astype(np.float32)
 
 
-Embed = Callable[[str], "tuple[str, NDArray[np.float32]] | None"]
-"""A user message -> (embedder id, L2-normalised vector), or ``None`` when it cannot be had."""
+Embedded = tuple[str, NDArray[np.float32]]
+"""A user message's ``(embedder id, L2-normalised vector)``."""
 
 
 def lesson(
-    settings: Settings, turn: int, tools: Sequence[str], text: str | None, embed: Embed
+    settings: Settings,
+    turn: int,
+    tools: Sequence[str],
+    text: str | None,
+    found: Embedded | None,
 ) -> Learning | None:
-    """The :class:`Learning` of one turn; ``None`` when learning is off or no tool was used."""
+    """The :class:`Learning` of one turn; ``None`` when learning is off or no tool was used.
+    ``text`` is the turn's request and ``found`` its vector (``None``: co-use only)."""
     used = tuple(dict.fromkeys(tools))
     if settings.learn == "off" or not used:
         return None
-    found = embed(text) if text else None
     return Learning(
         turn=turn,
         tools=used,

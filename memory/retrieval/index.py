@@ -343,7 +343,7 @@ class ToolIndex:
 
     def embed_query(self, query: QueryLike) -> NDArray[np.float32] | None:
         """The query's vectors, one row per :meth:`query_texts` (``None`` when lexical-only)."""
-        if not self.dense_ready:
+        if self.doc_vectors is None:
             return None
         q = self.as_query(query)
         p = plan_query(Query(parse_required(q.text)[0], q.context, q.context_weight))

@@ -682,7 +682,7 @@ class IndexSelector:
         return str(self.embedder.id), np.asarray(vector, np.float32)[0]
 
     def request_of(self, texts: Sequence[str]) -> str:
-        """The first task message of ``texts`` (see ``AllowedCatalog.request_text``); the latest
+        """The first task message of ``texts`` (see ``AllowedCatalog.request``); the latest
         when none is one, or when the embedder is down."""
         recent = list(texts[-MAX_MESSAGES:])
         try:
@@ -749,7 +749,7 @@ class IndexSelector:
         # how much a new message backs each tool: the weaker retriever's z-score (one rare word
         # can put a tool many lexical deviations out: "next" -> "stage files for the next
         # commit"; the dense side must see it too); without dense scores, the lexical z
-        dense = self.index.dense_ready
+        dense = self.index.doc_vectors is not None
         backs = [np.minimum(s.lexical_z, s.dense_z) if dense else s.lexical_z for _, s, _ in news]
         grown = growth(final, evidence(each), have, np.max(backs, axis=0))
         grown += self._new_tasks(news, backs, have, grown)

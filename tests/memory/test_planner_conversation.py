@@ -102,9 +102,11 @@ def test_earlier_tasks_are_the_task_messages_before_the_current_one() -> None:
 
 def test_the_request_of_a_turn_is_its_first_task_message(planner: AllowedCatalog) -> None:
     planner.selector()
-    assert planner.request_text([REQUEST, FOLLOW_UP, CREDENTIALS]) == REQUEST
-    assert planner.request_text(["sure", "ok"]) == "ok"  # no task message: the latest
-    assert planner.request_text([]) is None
+    text, found = planner.request([REQUEST, FOLLOW_UP, CREDENTIALS])
+    assert text == REQUEST and found is not None  # its vector comes with it (one selector ask)
+    assert np.array_equal(found[1], planner.selector().vector_of(REQUEST)[1])  # type: ignore[index]
+    assert planner.request(["sure", "ok"])[0] == "ok"  # no task message: the latest
+    assert planner.request([])[0] is None
 
 
 def test_a_new_task_grows_though_an_earlier_request_holds_the_top(planner: AllowedCatalog) -> None:
