@@ -246,6 +246,8 @@ class ToolLoaderTrinket:
         settings: tunables; defaults from the environment and ``tooltray.toml``.
         catalog: the allowed catalog prepared for selection (it scores turns and decides picks);
             ``None`` builds one from the registry and the embedder.
+        shows_menu: whether the model reads the prompt's system text, bundle menu included (a
+            gateway's MCP client does not): a directory of bundles then leaves the menu's out.
     """
 
     def __init__(
@@ -255,8 +257,10 @@ class ToolLoaderTrinket:
         *,
         settings: Settings | None = None,
         catalog: AllowedCatalog | None = None,
+        shows_menu: bool = True,
     ) -> None:
         self.settings = settings or Settings()
+        self.shows_menu = shows_menu
         self.registry = registry.narrowed(self.settings.allow, self.settings.deny or ())
         self.enabled = self.settings.enabled
         self.store_error: StoreError | None = None
@@ -451,6 +455,8 @@ class ToolLoaderTrinket:
         name, arguments = inputs.meta_call(name, arguments)
         with self._lock, self.journal.call():
             state = self._state(session_id)
+            cat = self.catalog
+            named = cat.named if self.shows_menu else set
             call = MetaCall(
                 name,
                 arguments,
@@ -459,7 +465,8 @@ class ToolLoaderTrinket:
                 partial(self._search, state),  # lexical while the embedder is down
                 partial(self.shelf.read_as, session_id),
                 self.settings.hard_max_tools,
-                lambda: "listing" if self._defers(state) else self.catalog.fallback_answer(),
+                lambda: "listing" if self._defers(state) else cat.fallback_answer(named()),
+                named,
             )
             try:
                 out = HANDLERS.get(name, not_meta)(call)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Literal, Protocol
@@ -479,44 +479,59 @@ DIRECTORY_HEAD = (
     'you need by name: load_tools({{"tools": ["<name>", ...]}}).'
 )
 BUNDLES_HEAD = (
-    "Too many tools to name them all ({n} in {b} bundles); here are the bundles. Load the one "
-    'you need by name, load_tools({{"tools": ["<bundle>"]}}), or describe the tool: '
+    "Too many tools to name them all ({n} in {b} bundles); here are the bundles{rest}. Load the "
+    'one you need by name, load_tools({{"tools": ["<bundle>"]}}), or describe the tool: '
     'load_tools({{"query": "..."}}).'
 )
+BUNDLES_REST = " beyond the {m} the menu names"
 FallbackAnswer = Literal["listing", "names", "bundles"]
 """What ``load_tools(["*"])`` answers: every tool's listing, the names by bundle, or the
 bundles alone (:func:`~tooltray.memory.core.policy.lists_everything` picks, per catalog)."""
 
 
-def directory(registry: ToolRegistry, bundles_only: bool = False) -> str:
+def directory(
+    registry: ToolRegistry, bundles_only: bool = False, named: Collection[str] = ()
+) -> str:
     """Every allowed tool's name by bundle, one line a bundle (tools in no bundle last), or with
     ``bundles_only`` each bundle's name and size: what the fallback shows instead of every
-    listing on a catalog too large to list (a bundle is loaded by its name)."""
+    listing on a catalog too large to list (a bundle is loaded by its name). The bundles alone
+    leave out those the menu already names (``named``): the prompt shows them on every call,
+    and the answer stays in the conversation for the rest of the session."""
     allowed = [s.name for s in registry.allowed()]
     placed: set[str] = set()
     lines: list[str] = []
+    skipped = 0
     for bundle in registry.bundles():
         members = [m for m in bundle.members if registry.is_allowed(m) and m not in placed]
         placed.update(members)
-        if members and bundles_only:
+        if members and bundles_only and bundle.name in named:
+            skipped += 1
+        elif members and bundles_only:
             lines.append(f"- {bundle.name} ({len(members)} tool{'s' if len(members) > 1 else ''})")
         elif members:
             lines.append(f"- {bundle.name}: {', '.join(members)}")
     rest = [n for n in allowed if n not in placed]
     if rest:
         lines.append(f"- (no bundle): {', '.join(rest)}")
-    head = BUNDLES_HEAD if bundles_only else DIRECTORY_HEAD
-    return "\n".join([head.format(n=len(allowed), b=len(lines) - bool(rest)), *lines])
+    if not bundles_only:
+        return "\n".join([DIRECTORY_HEAD.format(n=len(allowed)), *lines])
+    more = BUNDLES_REST.format(m=skipped) if skipped else ""
+    head = BUNDLES_HEAD.format(n=len(allowed), b=len(lines) - bool(rest) + skipped, rest=more)
+    return "\n".join([head, *lines])
 
 
 def fallback(
-    registry: ToolRegistry, state: SessionState, *, answer: FallbackAnswer = "listing"
+    registry: ToolRegistry,
+    state: SessionState,
+    *,
+    answer: FallbackAnswer = "listing",
+    named: Collection[str] = (),
 ) -> Outcome:
     """Load every allowed tool for this turn only (marked fallback; expires at turn end), or
     (the catalog costs more to list than a round trip by name) load nothing and answer with
     the :func:`directory` of names, or of bundles alone."""
     if answer != "listing":
-        return Outcome(Changes(), directory(registry, bundles_only=answer == "bundles"))
+        return Outcome(Changes(), directory(registry, answer == "bundles", named))
     out = Outcome(Changes(), "")
     loaded = state.snapshot.names()
     held = set(loaded)
@@ -545,7 +560,8 @@ class MetaCall:
     catalog and the result shelf answer (asked only by the handler that needs them).
 
     ``answer`` says what ``load_tools(["*"])`` answers: every tool's listing or a directory
-    (which opens the turn's fallback, so a name read in it loads even into a full set).
+    (which opens the turn's fallback, so a name read in it loads even into a full set);
+    ``named``, the bundles the prompt's menu names (a directory of bundles leaves them out).
     """
 
     name: str
@@ -556,6 +572,7 @@ class MetaCall:
     read: ReadResult
     hard_max: int
     answer: Callable[[], FallbackAnswer] = _listing
+    named: Callable[[], Collection[str]] = tuple
 
 
 def _load(call: MetaCall) -> Outcome:
@@ -567,7 +584,7 @@ def _load(call: MetaCall) -> Outcome:
     shown = call.answer()
     if shown == "listing":
         return _fallback(call)
-    out = fallback(call.registry, call.state, answer=shown)
+    out = fallback(call.registry, call.state, answer=shown, named=call.named())
     out.escape, out.opens_fallback = "fallback", True
     return out
 

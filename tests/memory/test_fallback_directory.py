@@ -126,7 +126,9 @@ def test_names_too_many_to_read_give_way_to_the_bundles_alone(make_trinket: Make
     assert "- srv7 (30 tools)" in text.splitlines() and "srv7_tool3" not in text
     trinket = make_trinket(reg=registry, cost_profile="latency")
     assert trinket.catalog.fallback_answer() == "bundles"
-    assert trinket.handle_meta("wide", LOAD_TOOLS, {"tools": ["*"]}) == text
+    named = trinket.catalog.named()
+    answer = trinket.handle_meta("wide", LOAD_TOOLS, {"tools": ["*"]})
+    assert answer == directory(registry, True, named)
     trinket.handle_meta("wide", LOAD_TOOLS, {"tools": ["srv7"]})
     assert {f"srv7_tool{i}" for i in range(30)} <= set(trinket.loaded("wide"))
 
@@ -152,3 +154,24 @@ def test_past_the_cap_only_what_the_model_names_after_a_directory_loads() -> Non
     assert {load.source for load in after.changes.loads} == {"escape"}
     state.fallback_turn = 0  # an earlier turn's directory opens nothing now
     assert load_tools(registry, state, ask, lambda q: matches, hard_max=4).added == []
+
+
+def test_the_bundles_alone_leave_out_what_the_menu_names(make_trinket: MakeTrinket) -> None:
+    """The menu is in the prompt on every call, so the directory of bundles (which stays in the
+    conversation) lists only the bundles it does not name; a named one still loads by name. A
+    trinket whose model never reads the menu (a gateway's client) lists them all."""
+    registry = catalog(150, 30)
+    whole = directory(registry, bundles_only=True)
+    text = directory(registry, True, {"srv7", "srv8"})
+    assert text.startswith("Too many tools to name them all (4500 in 150 bundles)")
+    assert "beyond the 2 the menu names" in text.splitlines()[0]
+    assert "- srv7 (30 tools)" not in text and "- srv9 (30 tools)" in text.splitlines()
+    assert len(text.splitlines()) == len(whole.splitlines()) - 2
+    trinket = make_trinket(reg=registry, cost_profile="latency")
+    assert trinket.catalog.named() == {f"srv{i}" for i in range(150)}  # all fit in the menu
+    assert "- srv7 (30 tools)" not in trinket.handle_meta("wide", LOAD_TOOLS, {"tools": ["*"]})
+    trinket.handle_meta("wide", LOAD_TOOLS, {"tools": ["srv7"]})
+    assert {f"srv7_tool{i}" for i in range(30)} <= set(trinket.loaded("wide"))
+    blind = make_trinket(reg=registry, cost_profile="latency")
+    blind.shows_menu = False
+    assert blind.handle_meta("blind", LOAD_TOOLS, {"tools": ["*"]}) == whole
