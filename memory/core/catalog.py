@@ -19,6 +19,7 @@ import numpy as np
 from tooltray.memory.config import Settings
 from tooltray.memory.core.decision import Due, Growth, Scores
 from tooltray.memory.core.decision import Plan as Plan
+from tooltray.memory.core.menu import listed
 from tooltray.memory.core.policy import (
     Caps,
     Opening,
@@ -33,7 +34,6 @@ from tooltray.memory.core.policy import (
     profile_named,
 )
 from tooltray.memory.core.policy import opening as open_picks
-from tooltray.memory.core.menu import listed
 from tooltray.memory.core.prompt import PromptView, bundle_menu, defers, note, text_block
 from tooltray.memory.core.session import MODE_ALL, MODE_SELECTED, SessionState
 from tooltray.memory.embedders.base import Progress
