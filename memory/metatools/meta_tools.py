@@ -484,6 +484,7 @@ BUNDLES_HEAD = (
     'load_tools({{"query": "..."}}).'
 )
 BUNDLES_REST = " beyond the {m} the menu names"
+BUNDLES_LINE = "- bundles: "
 FallbackAnswer = Literal["listing", "names", "bundles"]
 """What ``load_tools(["*"])`` answers: every tool's listing, the names by bundle, or the
 bundles alone (:func:`~tooltray.memory.core.policy.lists_everything` picks, per catalog)."""
@@ -493,31 +494,40 @@ def directory(
     registry: ToolRegistry, bundles_only: bool = False, named: Collection[str] = ()
 ) -> str:
     """Every allowed tool's name by bundle, one line a bundle (tools in no bundle last), or with
-    ``bundles_only`` each bundle's name and size: what the fallback shows instead of every
-    listing on a catalog too large to list (a bundle is loaded by its name). The bundles alone
-    leave out those the menu already names (``named``): the prompt shows them on every call,
-    and the answer stays in the conversation for the rest of the session."""
-    allowed = [s.name for s in registry.allowed()]
+    ``bundles_only`` the bundles' names alone (:func:`bundle_directory`): what the fallback shows
+    instead of every listing on a catalog too large to list."""
+    groups, rest = _grouped(registry)
+    if bundles_only:
+        return bundle_directory(groups, rest, named, len(registry.allowed()))
+    lines = [f"- {bundle}: {', '.join(members)}" for bundle, members in groups]
+    lines += [f"- (no bundle): {', '.join(rest)}"] if rest else []
+    return "\n".join([DIRECTORY_HEAD.format(n=len(registry.allowed())), *lines])
+
+
+def bundle_directory(
+    groups: Sequence[tuple[str, list[str]]], rest: Sequence[str], named: Collection[str], n: int
+) -> str:
+    """The bundles on one line, names only as the menu's names line shows them (a bundle loads
+    by its name), less those the menu already names (``named``): the prompt shows them on every
+    call, and this answer stays in the conversation for the rest of the session. On mcp300 the
+    300 bundles one a line with their sizes took 2,356 tokens (bench/README.md, stop 42)."""
+    shown = [bundle for bundle, _ in groups if bundle not in named]
+    more = BUNDLES_REST.format(m=len(groups) - len(shown)) if len(shown) < len(groups) else ""
+    lines = [BUNDLES_HEAD.format(n=n, b=len(groups), rest=more)]
+    lines += [BUNDLES_LINE + ", ".join(shown)] if shown else []
+    lines += [f"- (no bundle): {', '.join(rest)}"] if rest else []
+    return "\n".join(lines)
+
+
+def _grouped(registry: ToolRegistry) -> tuple[list[tuple[str, list[str]]], list[str]]:
+    """The allowed tools by bundle (a tool in its first bundle only), and those in none."""
     placed: set[str] = set()
-    lines: list[str] = []
-    skipped = 0
+    groups: list[tuple[str, list[str]]] = []
     for bundle in registry.bundles():
         members = [m for m in bundle.members if registry.is_allowed(m) and m not in placed]
         placed.update(members)
-        if members and bundles_only and bundle.name in named:
-            skipped += 1
-        elif members and bundles_only:
-            lines.append(f"- {bundle.name} ({len(members)} tool{'s' if len(members) > 1 else ''})")
-        elif members:
-            lines.append(f"- {bundle.name}: {', '.join(members)}")
-    rest = [n for n in allowed if n not in placed]
-    if rest:
-        lines.append(f"- (no bundle): {', '.join(rest)}")
-    if not bundles_only:
-        return "\n".join([DIRECTORY_HEAD.format(n=len(allowed)), *lines])
-    more = BUNDLES_REST.format(m=skipped) if skipped else ""
-    head = BUNDLES_HEAD.format(n=len(allowed), b=len(lines) - bool(rest) + skipped, rest=more)
-    return "\n".join([head, *lines])
+        groups += [(bundle.name, members)] if members else []
+    return groups, [s.name for s in registry.allowed() if s.name not in placed]
 
 
 def fallback(
