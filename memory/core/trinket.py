@@ -75,6 +75,8 @@ from tooltray.memory.metatools.meta_tools import (
     HANDLERS,
     META_TOOL_NAMES,
     MetaCall,
+    Outcome,
+    loaded_line,
     meta_tool_specs,
     not_meta,
     parse_bridge,
@@ -474,7 +476,7 @@ class ToolLoaderTrinket:
                 self._apply(state, decide.refused_meta(state.snap(), name, str(exc)))
                 return f"Error: {exc}", True
             self._apply(state, decide.meta(state.snap(), out))
-            return out.text + self._reveal_note(state, out.added), False
+            return self._answer(state, out), False
 
     def degrade_reveal(
         self, session_id: str, reason: str, to: Literal["bridge", "exchange"] = "bridge"
@@ -739,6 +741,15 @@ class ToolLoaderTrinket:
         if state.warned:  # an outage to call over
             recovered(state, "selection")
         return scores
+
+    def _answer(self, state: SessionState, out: Outcome) -> str:
+        """A meta-tool's answer and the note revealing what it loaded. A note that lists every
+        loaded tool (none was in the prefix) stands for their names in the answer."""
+        note = self._reveal_note(state, out.added)
+        if not note or set(out.added) & set(state.snapshot.meta.get("prefix") or ()):
+            return out.text + note
+        said, listed = loaded_line(out.added), loaded_line(out.added, listed=True)
+        return out.text.replace(said, listed, 1) + note
 
     def _reveal_note(self, state: SessionState, added: Sequence[str]) -> str:
         """What a ``load_tools`` answer appends with ``reveal = "append"``: the loaded tools'

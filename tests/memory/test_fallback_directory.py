@@ -8,7 +8,13 @@ from tooltray.memory.config import Settings
 from tooltray.memory.core.catalog import AllowedCatalog
 from tooltray.memory.core.policy import LATENCY, PRICE, PROFILES, lists_everything
 from tooltray.memory.core.session import SessionState
-from tooltray.memory.metatools.meta_tools import LOAD_TOOLS, LoadRequest, directory, load_tools
+from tooltray.memory.metatools.meta_tools import (
+    LOAD_TOOLS,
+    LoadRequest,
+    directory,
+    load_tools,
+    loaded_line,
+)
 from tooltray.memory.retrieval.scoring import Candidate
 from tooltray.memory.store.records import LoadedTool, SessionSnapshot
 from tooltray.tools.registry import ToolRegistry
@@ -178,3 +184,21 @@ def test_the_bundles_alone_leave_out_what_the_menu_names(make_trinket: MakeTrink
     blind = make_trinket(reg=registry, cost_profile="latency")
     blind.shows_menu = False
     assert blind.handle_meta("blind", LOAD_TOOLS, {"tools": ["*"]}) == whole
+
+
+@pytest.mark.no_embedder
+def test_a_load_answer_says_how_many_when_its_note_lists_them() -> None:
+    assert loaded_line(["a", "b"]) == "Loaded: a, b. They are callable on your next step."
+    assert loaded_line(["a", "b"], listed=True).startswith("Loaded 2 tools, listed below.")
+    assert loaded_line(["a"], listed=True).startswith("Loaded 1 tool, listed below.")
+
+
+def test_a_revealed_tool_is_named_once_in_the_answer(make_trinket: MakeTrinket) -> None:
+    """Revealing by appending lists each loaded tool's line (its name first) after the answer,
+    so the answer counts them instead of naming each a second time."""
+    trinket = make_trinket(reg=catalog(4, 60), reveal="append")
+    trinket.prepare("once", [{"role": "user", "content": "rename a file"}])
+    answer = trinket.handle_meta("once", LOAD_TOOLS, {"tools": ["srv2_tool3", "srv1_tool0"]})
+    assert answer.startswith("Loaded 2 tools, listed below.")
+    assert answer.count("srv2_tool3") == 1 and answer.count("srv1_tool0(") == 1
+    assert {"srv2_tool3", "srv1_tool0"} <= set(trinket.loaded("once"))
