@@ -151,7 +151,8 @@ def _recover(
     if f"name:{tool}" not in tried and any(named.search(text) for text in seen):
         tried.add(f"name:{tool}")
         return "name", trinket.handle_meta(sid, LOAD_TOOLS, {"tools": [tool]})
-    listed_bundle = re.compile(rf"^- {re.escape(bundle or '')} \(\d+ tools?\)$", re.M)
+    name = re.escape(bundle or "")  # a line of its own, or on the bundles line (stop 42)
+    listed_bundle = re.compile(rf"^- {name} \(\d+ tools?\)$|^- bundles: (.*, )?{name}(,|$)", re.M)
     if bundle and f"bundle:{bundle}" not in tried and any(map(listed_bundle.search, seen)):
         tried.add(f"bundle:{bundle}")
         return "bundle", trinket.handle_meta(sid, LOAD_TOOLS, {"tools": [bundle]})

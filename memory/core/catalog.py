@@ -19,6 +19,7 @@ import numpy as np
 from tooltray.memory.config import Settings
 from tooltray.memory.core.decision import Due, Growth, Scores
 from tooltray.memory.core.decision import Plan as Plan
+from tooltray.memory.core.menu import listed
 from tooltray.memory.core.policy import (
     Caps,
     Opening,
@@ -199,6 +200,10 @@ class AllowedCatalog:
         """The bundle menu for the stable prefix."""
         return self.prepared().menu
 
+    def named(self) -> set[str]:
+        """The bundles the menu names (a fallback's directory of bundles need not repeat them)."""
+        return listed(self.menu())
+
     def eager_tokens(self) -> int:
         """Tokens of the tool part had every allowed tool been exposed."""
         return self.prepared().eager_tokens
@@ -373,12 +378,12 @@ class AllowedCatalog:
         cat, share = self.prepared(), self.settings.opening == "share"
         return open_picks(picks, cat.priced, cat.profile, share=share, size=len(cat.allowed))
 
-    def fallback_answer(self) -> FallbackAnswer:
+    def fallback_answer(self, named: Collection[str] = ()) -> FallbackAnswer:
         """What ``load_tools(["*"])`` answers, priced once per catalog: every listing unless
         :func:`~.policy.lists_everything` finds a directory and one round trip cheaper; then the
         names by bundle or the bundles alone, whichever is smaller with what the model then
         loads (one tool's listing by name, or its whole bundle's: size-weighted, since a needed
-        tool lies in a large bundle more often)."""
+        tool lies in a large bundle more often); the bundles less those the menu ``named``."""
         cat = self.prepared()
         if cat.fallback is None:
             names = count_tokens(directory(self.registry)).n
@@ -386,7 +391,7 @@ class AllowedCatalog:
                 cat.fallback = "listing"
             else:
                 by_name, by_bundle = self._after_directory()
-                bundles = count_tokens(directory(self.registry, bundles_only=True)).n
+                bundles = count_tokens(directory(self.registry, True, named)).n
                 cat.fallback = "bundles" if bundles + by_bundle < names + by_name else "names"
         return cat.fallback
 

@@ -75,6 +75,8 @@ from tooltray.memory.metatools.meta_tools import (
     HANDLERS,
     META_TOOL_NAMES,
     MetaCall,
+    Outcome,
+    loaded_line,
     meta_tool_specs,
     not_meta,
     parse_bridge,
@@ -246,6 +248,8 @@ class ToolLoaderTrinket:
         settings: tunables; defaults from the environment and ``tooltray.toml``.
         catalog: the allowed catalog prepared for selection (it scores turns and decides picks);
             ``None`` builds one from the registry and the embedder.
+        shows_menu: whether the model reads the prompt's system text, bundle menu included (a
+            gateway's MCP client does not): a directory of bundles then leaves the menu's out.
     """
 
     def __init__(
@@ -255,8 +259,10 @@ class ToolLoaderTrinket:
         *,
         settings: Settings | None = None,
         catalog: AllowedCatalog | None = None,
+        shows_menu: bool = True,
     ) -> None:
         self.settings = settings or Settings()
+        self.shows_menu = shows_menu
         self.registry = registry.narrowed(self.settings.allow, self.settings.deny or ())
         self.enabled = self.settings.enabled
         self.store_error: StoreError | None = None
@@ -451,6 +457,8 @@ class ToolLoaderTrinket:
         name, arguments = inputs.meta_call(name, arguments)
         with self._lock, self.journal.call():
             state = self._state(session_id)
+            cat = self.catalog
+            named = cat.named if self.shows_menu else set
             call = MetaCall(
                 name,
                 arguments,
@@ -459,7 +467,8 @@ class ToolLoaderTrinket:
                 partial(self._search, state),  # lexical while the embedder is down
                 partial(self.shelf.read_as, session_id),
                 self.settings.hard_max_tools,
-                lambda: "listing" if self._defers(state) else self.catalog.fallback_answer(),
+                lambda: "listing" if self._defers(state) else cat.fallback_answer(named()),
+                named,
             )
             try:
                 out = HANDLERS.get(name, not_meta)(call)
@@ -467,7 +476,7 @@ class ToolLoaderTrinket:
                 self._apply(state, decide.refused_meta(state.snap(), name, str(exc)))
                 return f"Error: {exc}", True
             self._apply(state, decide.meta(state.snap(), out))
-            return out.text + self._reveal_note(state, out.added), False
+            return self._answer(state, out), False
 
     def degrade_reveal(
         self, session_id: str, reason: str, to: Literal["bridge", "exchange"] = "bridge"
@@ -730,6 +739,15 @@ class ToolLoaderTrinket:
         if state.warned:  # an outage to call over
             recovered(state, "selection")
         return scores
+
+    def _answer(self, state: SessionState, out: Outcome) -> str:
+        """A meta-tool's answer and the note revealing what it loaded. A note that lists every
+        loaded tool (none was in the prefix) stands for their names in the answer."""
+        note = self._reveal_note(state, out.added)
+        if not note or set(out.added) & set(state.snapshot.meta.get("prefix") or ()):
+            return out.text + note
+        said, listed = loaded_line(out.added), loaded_line(out.added, listed=True)
+        return out.text.replace(said, listed, 1) + note
 
     def _reveal_note(self, state: SessionState, added: Sequence[str]) -> str:
         """What a ``load_tools`` answer appends with ``reveal = "append"``: the loaded tools'

@@ -134,7 +134,7 @@ class Gateway:
         self.registry = ToolRegistry()
         self.pins = ToolPins(self.state, settings.accept_changed_tools)
         self.catalog = GatewayCatalog(config, self.registry, self.policy, self.pins)
-        self.trinket = ToolLoaderTrinket(self.registry, settings=settings)
+        self.trinket = ToolLoaderTrinket(self.registry, settings=settings, shows_menu=False)
         self.upstreams = {
             s.name: Upstream(s, self._listed, **upstream_options) for s in config.servers
         }

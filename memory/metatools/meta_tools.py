@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Literal, Protocol
@@ -411,12 +411,19 @@ def _is_fallback(state: SessionState, name: str) -> bool:
     return any(t.name == name and t.fallback for t in state.snapshot.loaded)
 
 
+def loaded_line(added: Sequence[str], listed: bool = False) -> str:
+    """What a load answer says it loaded: the names, or (``listed``: the answer's reveal note
+    lists each tool on its own line, name first) how many, so no name is paid for twice."""
+    if listed:
+        many = "s" if len(added) > 1 else ""
+        return f"Loaded {len(added)} tool{many}, listed below. They are callable on your next step."
+    return f"Loaded: {', '.join(added)}. They are callable on your next step."
+
+
 def _load_text(
     out: Outcome, already: list[str], unknown: list[str], query: str | None, hard_max: int
 ) -> str:
-    parts = []
-    if out.added:
-        parts.append(f"Loaded: {', '.join(out.added)}. They are callable on your next step.")
+    parts = [loaded_line(out.added)] if out.added else []
     if already:
         parts.append(f"Already loaded: {', '.join(already)}.")
     if unknown:
@@ -479,44 +486,69 @@ DIRECTORY_HEAD = (
     'you need by name: load_tools({{"tools": ["<name>", ...]}}).'
 )
 BUNDLES_HEAD = (
-    "Too many tools to name them all ({n} in {b} bundles); here are the bundles. Load the one "
-    'you need by name, load_tools({{"tools": ["<bundle>"]}}), or describe the tool: '
+    "Too many tools to name them all ({n} in {b} bundles); here are the bundles{rest}. Load the "
+    'one you need by name, load_tools({{"tools": ["<bundle>"]}}), or describe the tool: '
     'load_tools({{"query": "..."}}).'
 )
+BUNDLES_REST = " beyond the {m} the menu names"
+BUNDLES_LINE = "- bundles: "
 FallbackAnswer = Literal["listing", "names", "bundles"]
 """What ``load_tools(["*"])`` answers: every tool's listing, the names by bundle, or the
 bundles alone (:func:`~tooltray.memory.core.policy.lists_everything` picks, per catalog)."""
 
 
-def directory(registry: ToolRegistry, bundles_only: bool = False) -> str:
+def directory(
+    registry: ToolRegistry, bundles_only: bool = False, named: Collection[str] = ()
+) -> str:
     """Every allowed tool's name by bundle, one line a bundle (tools in no bundle last), or with
-    ``bundles_only`` each bundle's name and size: what the fallback shows instead of every
-    listing on a catalog too large to list (a bundle is loaded by its name)."""
-    allowed = [s.name for s in registry.allowed()]
+    ``bundles_only`` the bundles' names alone (:func:`bundle_directory`): what the fallback shows
+    instead of every listing on a catalog too large to list."""
+    groups, rest = _grouped(registry)
+    if bundles_only:
+        return bundle_directory(groups, rest, named, len(registry.allowed()))
+    lines = [f"- {bundle}: {', '.join(members)}" for bundle, members in groups]
+    lines += [f"- (no bundle): {', '.join(rest)}"] if rest else []
+    return "\n".join([DIRECTORY_HEAD.format(n=len(registry.allowed())), *lines])
+
+
+def bundle_directory(
+    groups: Sequence[tuple[str, list[str]]], rest: Sequence[str], named: Collection[str], n: int
+) -> str:
+    """The bundles on one line, names only as the menu's names line shows them (a bundle loads
+    by its name), less those the menu already names (``named``): the prompt shows them on every
+    call, and this answer stays in the conversation for the rest of the session. On mcp300 the
+    300 bundles one a line with their sizes took 2,356 tokens (bench/README.md, stop 42)."""
+    shown = [bundle for bundle, _ in groups if bundle not in named]
+    more = BUNDLES_REST.format(m=len(groups) - len(shown)) if len(shown) < len(groups) else ""
+    lines = [BUNDLES_HEAD.format(n=n, b=len(groups), rest=more)]
+    lines += [BUNDLES_LINE + ", ".join(shown)] if shown else []
+    lines += [f"- (no bundle): {', '.join(rest)}"] if rest else []
+    return "\n".join(lines)
+
+
+def _grouped(registry: ToolRegistry) -> tuple[list[tuple[str, list[str]]], list[str]]:
+    """The allowed tools by bundle (a tool in its first bundle only), and those in none."""
     placed: set[str] = set()
-    lines: list[str] = []
+    groups: list[tuple[str, list[str]]] = []
     for bundle in registry.bundles():
         members = [m for m in bundle.members if registry.is_allowed(m) and m not in placed]
         placed.update(members)
-        if members and bundles_only:
-            lines.append(f"- {bundle.name} ({len(members)} tool{'s' if len(members) > 1 else ''})")
-        elif members:
-            lines.append(f"- {bundle.name}: {', '.join(members)}")
-    rest = [n for n in allowed if n not in placed]
-    if rest:
-        lines.append(f"- (no bundle): {', '.join(rest)}")
-    head = BUNDLES_HEAD if bundles_only else DIRECTORY_HEAD
-    return "\n".join([head.format(n=len(allowed), b=len(lines) - bool(rest)), *lines])
+        groups += [(bundle.name, members)] if members else []
+    return groups, [s.name for s in registry.allowed() if s.name not in placed]
 
 
 def fallback(
-    registry: ToolRegistry, state: SessionState, *, answer: FallbackAnswer = "listing"
+    registry: ToolRegistry,
+    state: SessionState,
+    *,
+    answer: FallbackAnswer = "listing",
+    named: Collection[str] = (),
 ) -> Outcome:
     """Load every allowed tool for this turn only (marked fallback; expires at turn end), or
     (the catalog costs more to list than a round trip by name) load nothing and answer with
     the :func:`directory` of names, or of bundles alone."""
     if answer != "listing":
-        return Outcome(Changes(), directory(registry, bundles_only=answer == "bundles"))
+        return Outcome(Changes(), directory(registry, answer == "bundles", named))
     out = Outcome(Changes(), "")
     loaded = state.snapshot.names()
     held = set(loaded)
@@ -545,7 +577,8 @@ class MetaCall:
     catalog and the result shelf answer (asked only by the handler that needs them).
 
     ``answer`` says what ``load_tools(["*"])`` answers: every tool's listing or a directory
-    (which opens the turn's fallback, so a name read in it loads even into a full set).
+    (which opens the turn's fallback, so a name read in it loads even into a full set);
+    ``named``, the bundles the prompt's menu names (a directory of bundles leaves them out).
     """
 
     name: str
@@ -556,6 +589,7 @@ class MetaCall:
     read: ReadResult
     hard_max: int
     answer: Callable[[], FallbackAnswer] = _listing
+    named: Callable[[], Collection[str]] = tuple
 
 
 def _load(call: MetaCall) -> Outcome:
@@ -567,7 +601,7 @@ def _load(call: MetaCall) -> Outcome:
     shown = call.answer()
     if shown == "listing":
         return _fallback(call)
-    out = fallback(call.registry, call.state, answer=shown)
+    out = fallback(call.registry, call.state, answer=shown, named=call.named())
     out.escape, out.opens_fallback = "fallback", True
     return out
 

@@ -109,6 +109,6 @@ def test_every_python_block_runs_as_written(readme_env: ScriptedServer, capsys: 
     assert "load_tools" in readme_env.tool_names(0)  # the model saw what it called
     assert readme_env.tool_names(1) == readme_env.tool_names(0)  # tools= kept: the cache holds
     fed = [m for m in readme_env.requests[1]["messages"] if m.get("role") == "tool"]
-    assert fed and fed[0]["content"].startswith("Loaded: weather_forecast")
+    assert fed and fed[0]["content"].startswith("Loaded 1 tool, listed below")
     assert "weather_forecast(city: str" in fed[0]["content"]  # revealed in the answer
     assert first["model"] == "my-model" and len(readme_env.requests) == len(SCRIPT)

@@ -8,7 +8,13 @@ from tooltray.memory.config import Settings
 from tooltray.memory.core.catalog import AllowedCatalog
 from tooltray.memory.core.policy import LATENCY, PRICE, PROFILES, lists_everything
 from tooltray.memory.core.session import SessionState
-from tooltray.memory.metatools.meta_tools import LOAD_TOOLS, LoadRequest, directory, load_tools
+from tooltray.memory.metatools.meta_tools import (
+    LOAD_TOOLS,
+    LoadRequest,
+    directory,
+    load_tools,
+    loaded_line,
+)
 from tooltray.memory.retrieval.scoring import Candidate
 from tooltray.memory.store.records import LoadedTool, SessionSnapshot
 from tooltray.tools.registry import ToolRegistry
@@ -123,10 +129,12 @@ def test_names_too_many_to_read_give_way_to_the_bundles_alone(make_trinket: Make
     registry = catalog(150, 30)
     text = directory(registry, bundles_only=True)
     assert text.startswith("Too many tools to name them all (4500 in 150 bundles)")
-    assert "- srv7 (30 tools)" in text.splitlines() and "srv7_tool3" not in text
+    assert ", srv7, " in text.splitlines()[1] and "srv7_tool3" not in text
     trinket = make_trinket(reg=registry, cost_profile="latency")
     assert trinket.catalog.fallback_answer() == "bundles"
-    assert trinket.handle_meta("wide", LOAD_TOOLS, {"tools": ["*"]}) == text
+    named = trinket.catalog.named()
+    answer = trinket.handle_meta("wide", LOAD_TOOLS, {"tools": ["*"]})
+    assert answer == directory(registry, True, named)
     trinket.handle_meta("wide", LOAD_TOOLS, {"tools": ["srv7"]})
     assert {f"srv7_tool{i}" for i in range(30)} <= set(trinket.loaded("wide"))
 
@@ -152,3 +160,45 @@ def test_past_the_cap_only_what_the_model_names_after_a_directory_loads() -> Non
     assert {load.source for load in after.changes.loads} == {"escape"}
     state.fallback_turn = 0  # an earlier turn's directory opens nothing now
     assert load_tools(registry, state, ask, lambda q: matches, hard_max=4).added == []
+
+
+def test_the_bundles_alone_leave_out_what_the_menu_names(make_trinket: MakeTrinket) -> None:
+    """The menu is in the prompt on every call, so the directory of bundles (which stays in the
+    conversation) lists only the bundles it does not name; a named one still loads by name. A
+    trinket whose model never reads the menu (a gateway's client) lists them all."""
+    registry = catalog(150, 30)
+    whole = directory(registry, bundles_only=True)
+    text = directory(registry, True, {"srv7", "srv8"})
+    assert text.startswith("Too many tools to name them all (4500 in 150 bundles)")
+    assert "beyond the 2 the menu names" in text.splitlines()[0]
+    shown = text.splitlines()[1].removeprefix("- bundles: ").split(", ")
+    assert len(text.splitlines()) == 2 and "srv9" in shown and "srv7" not in shown
+    assert set(whole.splitlines()[1].removeprefix("- bundles: ").split(", ")) == {
+        f"srv{i}" for i in range(150)
+    }
+    trinket = make_trinket(reg=registry, cost_profile="latency")
+    assert trinket.catalog.named() == {f"srv{i}" for i in range(150)}  # all fit in the menu
+    assert "srv7" not in trinket.handle_meta("wide", LOAD_TOOLS, {"tools": ["*"]})
+    trinket.handle_meta("wide", LOAD_TOOLS, {"tools": ["srv7"]})
+    assert {f"srv7_tool{i}" for i in range(30)} <= set(trinket.loaded("wide"))
+    blind = make_trinket(reg=registry, cost_profile="latency")
+    blind.shows_menu = False
+    assert blind.handle_meta("blind", LOAD_TOOLS, {"tools": ["*"]}) == whole
+
+
+@pytest.mark.no_embedder
+def test_a_load_answer_says_how_many_when_its_note_lists_them() -> None:
+    assert loaded_line(["a", "b"]) == "Loaded: a, b. They are callable on your next step."
+    assert loaded_line(["a", "b"], listed=True).startswith("Loaded 2 tools, listed below.")
+    assert loaded_line(["a"], listed=True).startswith("Loaded 1 tool, listed below.")
+
+
+def test_a_revealed_tool_is_named_once_in_the_answer(make_trinket: MakeTrinket) -> None:
+    """Revealing by appending lists each loaded tool's line (its name first) after the answer,
+    so the answer counts them instead of naming each a second time."""
+    trinket = make_trinket(reg=catalog(4, 60), reveal="append")
+    trinket.prepare("once", [{"role": "user", "content": "rename a file"}])
+    answer = trinket.handle_meta("once", LOAD_TOOLS, {"tools": ["srv2_tool3", "srv1_tool0"]})
+    assert answer.startswith("Loaded 2 tools, listed below.")
+    assert answer.count("srv2_tool3") == 1 and answer.count("srv1_tool0(") == 1
+    assert {"srv2_tool3", "srv1_tool0"} <= set(trinket.loaded("once"))
