@@ -73,10 +73,10 @@ from tooltray.memory.learning.usage import check_implicit
 from tooltray.memory.metatools.meta_tools import (
     CALL_TOOL,
     HANDLERS,
+    LISTED,
+    LOADED,
     META_TOOL_NAMES,
     MetaCall,
-    Outcome,
-    loaded_line,
     meta_tool_specs,
     not_meta,
     parse_bridge,
@@ -476,7 +476,7 @@ class ToolLoaderTrinket:
                 self._apply(state, decide.refused_meta(state.snap(), name, str(exc)))
                 return f"Error: {exc}", True
             self._apply(state, decide.meta(state.snap(), out))
-            return self._answer(state, out), False
+            return self._revealed(state, out.added, out.text), False
 
     def degrade_reveal(
         self, session_id: str, reason: str, to: Literal["bridge", "exchange"] = "bridge"
@@ -529,7 +529,7 @@ class ToolLoaderTrinket:
             names = [c.name for c in picks]
             self._apply(state, decide.followed(state.snap(), picks, self.settings.reveal))
             log.info("%s turn %d follows %s: %s", session_id, state.turn, list(used), names)
-            return names, self._reveal_note(state, names)
+            return names, self._revealed(state, names)
 
     def shorten(self, session_id: str, tool: str, result: str) -> str:
         """A long result shortened with a handle (full text stored); short ones unchanged."""
@@ -740,26 +740,24 @@ class ToolLoaderTrinket:
             recovered(state, "selection")
         return scores
 
-    def _answer(self, state: SessionState, out: Outcome) -> str:
-        """A meta-tool's answer and the note revealing what it loaded. A note that lists every
-        loaded tool (none was in the prefix) stands for their names in the answer."""
-        note = self._reveal_note(state, out.added)
-        if not note or set(out.added) & set(state.snapshot.meta.get("prefix") or ()):
-            return out.text + note
-        said, listed = loaded_line(out.added), loaded_line(out.added, listed=True)
-        return out.text.replace(said, listed, 1) + note
-
-    def _reveal_note(self, state: SessionState, added: Sequence[str]) -> str:
-        """What a ``load_tools`` answer appends with ``reveal = "append"``: the loaded tools'
-        listing, since they are not in ``tools=`` (the conversation keeps the answer)."""
+    def _revealed(self, state: SessionState, added: Sequence[str], text: str = "") -> str:
+        """``text`` (a meta-tool's answer) and what it appends with ``reveal = "append"``: the
+        loaded tools' listing, since they are not in ``tools=`` (the conversation keeps it). A
+        listing of every tool the answer loaded (none was in the prefix) stands for their names
+        in the answer, which then says how many."""
         s, meta = self.settings, state.snapshot.meta
         prefix = meta.get("prefix")
         if s.reveal != "append" or prefix is None or not added or defers(s.path, s.reveal, meta):
-            return ""
+            return text
         inside = set(prefix)
-        specs = self.catalog.prepared().pick([n for n in added if n not in inside])
-        shown = note(self.catalog.shown(specs), s.path != "text")
-        return "\n" + shown if shown else ""
+        fresh = [n for n in added if n not in inside]
+        shown = note(self.catalog.shown(self.catalog.prepared().pick(fresh)), s.path != "text")
+        if not shown:
+            return text
+        if len(fresh) == len(added):
+            listed = LISTED.format(len(added), "s" if len(added) > 1 else "")
+            text = text.replace(LOADED.format(", ".join(added)), listed, 1)
+        return f"{text}\n{shown}"
 
     def _defers(self, state: SessionState) -> bool:
         """Whether the provider reveals this session's tools (its search answer, no note)."""

@@ -411,19 +411,17 @@ def _is_fallback(state: SessionState, name: str) -> bool:
     return any(t.name == name and t.fallback for t in state.snapshot.loaded)
 
 
-def loaded_line(added: Sequence[str], listed: bool = False) -> str:
-    """What a load answer says it loaded: the names, or (``listed``: the answer's reveal note
-    lists each tool on its own line, name first) how many, so no name is paid for twice."""
-    if listed:
-        many = "s" if len(added) > 1 else ""
-        return f"Loaded {len(added)} tool{many}, listed below. They are callable on your next step."
-    return f"Loaded: {', '.join(added)}. They are callable on your next step."
+LOADED = "Loaded: {}. They are callable on your next step."
+"""What a load answer says it loaded (the names, joined by commas)."""
+LISTED = "Loaded {} tool{}, listed below. They are callable on your next step."
+"""The same when the answer's reveal note lists each loaded tool on its own line, name first:
+how many, so no name is paid for twice."""
 
 
 def _load_text(
     out: Outcome, already: list[str], unknown: list[str], query: str | None, hard_max: int
 ) -> str:
-    parts = [loaded_line(out.added)] if out.added else []
+    parts = [LOADED.format(", ".join(out.added))] if out.added else []
     if already:
         parts.append(f"Already loaded: {', '.join(already)}.")
     if unknown:
