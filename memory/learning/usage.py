@@ -86,18 +86,15 @@ class Usage:
     def within(self, bundle_of: BundleOf) -> dict[str, tuple[str, float]]:
         """Tool -> its server and the share of the sessions using that server that used it
         (shrunk by :data:`USAGE_PSEUDO`), for each tool :data:`USAGE_MIN_USES` sessions used:
-        which of a server's tools a session that needs the server will call. The bar counts
-        sessions, not their decayed weight: the shrunk share already weighs thin or old
-        evidence, and two sessions a few turns old would otherwise weigh 1.99 and never pass."""
+        which of a server's tools a session that needs the server will call."""
         if self.sessions < USAGE_MIN_SESSIONS:
             return {}
         servers = [{b for t in used if (b := bundle_of.get(t))} for used in self.used]
         by_server, by_tool = _counts(self.weights, servers), _counts(self.weights, self.used)
-        backed = _counts((1.0,) * self.sessions, self.used)
         return {
             tool: (server, uses / (by_server[server] + USAGE_PSEUDO))
             for tool, uses in by_tool.items()
-            if backed[tool] >= USAGE_MIN_USES and (server := bundle_of.get(tool)) in by_server
+            if uses >= USAGE_MIN_USES and (server := bundle_of.get(tool)) in by_server
         }
 
     def servers_found(self, bundle_of: BundleOf) -> dict[str, float]:

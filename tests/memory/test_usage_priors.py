@@ -343,10 +343,6 @@ def test_within_counts_a_servers_sessions_that_used_each_tool() -> None:
     assert within["p_read"] == within["p_search"] and "p_rare" not in within  # one use
     assert within["m_geo"] == ("maps", pytest.approx(3 / 5))
     assert Usage((1.0,) * 3, tools[:3]).within(of) == {}  # under USAGE_MIN_SESSIONS
-    two = (frozenset({"p_search"}),) * 2 + (frozenset({"p_rare"}),) + (frozenset(),) * 7
-    aged = Usage((0.98,) * 10, two).within(of)  # two sessions weigh 1.96: still two
-    assert aged["p_search"] == ("papers", pytest.approx(1.96 / (3 * 0.98 + USAGE_PSEUDO)))
-    assert "p_rare" not in aged
 
 
 OF = {"p_search": "papers", "p_read": "papers", "p_dl": "papers", "m_geo": "maps"}
