@@ -512,8 +512,10 @@ class AllowedCatalog:
         if self.settings.opening != "priced" or explained is None or not explained.telling:
             return picks
         cat = self.prepared()
-        within = signals.usage(explained=explained).within(cat.bundle_of)
-        return with_mates(picks, within, len(cat.allowed))
+        usage = signals.usage(explained=explained)
+        record = usage.servers_found(cat.bundle_of)
+        within = usage.within(cat.bundle_of)
+        return with_mates(picks, within, len(cat.allowed), cat.bundle_of, record)
 
     def priors_for(self, users: Sequence[str], signals: SelectionSignals) -> dict[str, Prior]:
         """:meth:`priors` less the usage priors of the tools this request would find itself, by

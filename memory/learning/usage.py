@@ -97,6 +97,18 @@ class Usage:
             if uses >= USAGE_MIN_USES and (server := bundle_of.get(tool)) in by_server
         }
 
+    def servers_found(self, bundle_of: BundleOf) -> dict[str, float]:
+        """Server -> the share of the past sessions whose request found one of its tools that
+        used one of them (shrunk by :data:`USAGE_PSEUDO`), where :data:`USAGE_MIN_USES` sessions
+        back it: a found server's record, as :func:`found_priors` keeps a found tool's."""
+        if self.sessions < USAGE_MIN_SESSIONS or not self.found:
+            return {}
+        found = [{b for t in f if (b := bundle_of.get(t))} for f in self.found]
+        used = [{b for t in u if (b := bundle_of.get(t))} for u in self.used]
+        seen = _counts(self.weights, found)
+        hits = _counts(self.weights, [f & u for f, u in zip(found, used, strict=True)])
+        return {s: n / (seen[s] + USAGE_PSEUDO) for s, n in hits.items() if n >= USAGE_MIN_USES}
+
     def server_shares(self, bundle_of: BundleOf) -> dict[str, float]:
         """Server (bundle) -> weighted share of the sessions that used any of its tools."""
         return self._shares(lambda tools: {b for t in tools if (b := bundle_of.get(t))})
@@ -282,22 +294,31 @@ def usual(picks: Sequence[Candidate], known: Mapping[str, Prior]) -> list[Candid
 
 
 def with_mates(
-    picks: Sequence[Candidate], within: Mapping[str, tuple[str, float]], size: int
+    picks: Sequence[Candidate],
+    within: Mapping[str, tuple[str, float]],
+    size: int,
+    bundle_of: BundleOf,
+    record: Mapping[str, float] | None = None,
 ) -> list[Candidate]:
     """``picks`` and their servers' habitual mates: a session needs a pick's server at least as
-    often as the pick (its chance as the opening prices it, on a catalog of ``size`` tools), and
-    a tool of that server as often as that times the share of the server's sessions that used
-    it (:meth:`Usage.within`). Raises a pick to that chance, or adds the mate with it (no score:
-    the message did not pick it); the price decides. A server's tools go together far more
-    than a catalog's do (a paper search's search, download and read; a map's geocoder and its
-    place search)."""
+    often as the pick (its chance as the opening prices it, on a catalog of ``size`` tools), or
+    as the server's ``record`` says (:meth:`Usage.servers_found`: how often a request that found
+    the server's tools used the server; for a pick the message made, not one a prior alone
+    proposes), and a tool of that server as often as that times the share of the server's
+    sessions that used it (:meth:`Usage.within`). Any pick vouches for its server
+    (``bundle_of``), habitual or not. Raises a pick to that chance, or adds the mate
+    with it (no score: the message did not pick it); the price decides. A server's tools go
+    together far more than a catalog's do (a paper search's search, download and read; a map's
+    geocoder and its place search)."""
     scored = [c.score for c in picks if c.score is not None]
     top = max(scored) if scored else 0.0
+    known = record or {}
     server: dict[str, float] = {}
     for c in picks:
-        if (home := within.get(c.name)) is not None:
-            chance = max(needed(c.score or 0.0, top, size), c.chance or 0.0)
-            server[home[0]] = max(server.get(home[0], 0.0), chance)
+        if (home := bundle_of.get(c.name)) is not None:
+            found = known.get(home, 0.0) if c.score is not None else 0.0
+            chance = max(needed(c.score or 0.0, top, size), c.chance or 0.0, found)
+            server[home] = max(server.get(home, 0.0), chance)
     mates = {t: server[s] * w for t, (s, w) in within.items() if s in server}
     have = {c.name for c in picks}
     out = [raised_to(c, mates[c.name]) if c.name in mates else c for c in picks]

@@ -345,6 +345,10 @@ def test_within_counts_a_servers_sessions_that_used_each_tool() -> None:
     assert Usage((1.0,) * 3, tools[:3]).within(of) == {}  # under USAGE_MIN_SESSIONS
 
 
+OF = {"p_search": "papers", "p_read": "papers", "p_dl": "papers", "m_geo": "maps"}
+OF["m_route"] = "maps"
+
+
 @pytest.mark.no_embedder
 def test_a_picks_server_brings_its_habitual_mates_at_the_servers_chance() -> None:
     """A mate's chance is its server's (the best chance among the server's picks) times its
@@ -353,18 +357,47 @@ def test_a_picks_server_brings_its_habitual_mates_at_the_servers_chance() -> Non
     within = {"p_search": ("papers", 0.6), "p_read": ("papers", 0.5), "m_geo": ("maps", 0.8)}
     top, other = Candidate("p_read", "semantic", 2.0), Candidate("x", "semantic", 1.0)
     low = Candidate("p_search", "semantic", 0.1)
-    out = {c.name: c for c in with_mates([top, other, low], within, NEEDED_TOOLS)}
+    out = {c.name: c for c in with_mates([top, other, low], within, NEEDED_TOOLS, OF)}
     server = needed(2.0, 2.0, NEEDED_TOOLS)
     assert out["p_search"].chance == pytest.approx(server * 0.6) and out["p_search"].score == 0.1
     assert out["p_read"].chance == pytest.approx(server * 0.5)
     assert "m_geo" not in out and out["x"] == other
     maps = {**within, "m_route": ("maps", 0.5)}
-    alone = with_mates([other, Candidate("m_geo", "usage", None, 0.3)], maps, NEEDED_TOOLS)
+    alone = with_mates([other, Candidate("m_geo", "usage", None, 0.3)], maps, NEEDED_TOOLS, OF)
     assert alone[1].chance == 0.3  # a chance is never lowered
     assert alone[-1] == Candidate("m_route", "usage", None, pytest.approx(0.3 * 0.5))
-    added = with_mates([top], {**within, "p_dl": ("papers", 0.4)}, NEEDED_TOOLS)
+    added = with_mates([top], {**within, "p_dl": ("papers", 0.4)}, NEEDED_TOOLS, OF)
     assert [c.name for c in added] == ["p_read", "p_search", "p_dl"]  # likelier mates first
     assert added[1].score is None and added[1].source == "usage"
+
+
+@pytest.mark.no_embedder
+def test_a_servers_record_and_any_pick_of_it_bring_its_mates() -> None:
+    """A pick no past session used still names its server, and a server whose finds were
+    mostly used takes that record as its chance (at a catalog size that scales a pick's own
+    chance down): the mate of a geocoder no session used joins at record x share."""
+    of = {**OF, "m_ip": "maps", "m_text": "maps", "z": "other"}
+    geo, ip, text = frozenset({"m_geo"}), frozenset({"m_ip"}), frozenset({"m_text"})
+    found = (geo | ip,) * 4 + (ip | frozenset({"z"}),) * 2 + (frozenset({"z"}),) * 4
+    hits = (geo,) + (frozenset(),) * 9
+    tools = (text,) * 3 + (frozenset(),) * 7
+    usage = Usage((1.0,) * 10, tools, found, hits)
+    record = usage.servers_found(of)
+    assert record == {"maps": pytest.approx(3 / (6 + USAGE_PSEUDO))}  # "other": never used
+    within = usage.within(of)
+    assert "m_ip" not in within and within["m_text"] == ("maps", pytest.approx(3 / 5))
+    big = 100 * NEEDED_TOOLS
+    pick = Candidate("m_ip", "semantic", 2.0)
+    out = with_mates([pick], within, big, of, record)
+    assert [c.name for c in out] == ["m_ip", "m_text"]
+    assert out[1].chance == pytest.approx(record["maps"] * 3 / 5)
+    assert out[1].chance > needed(2.0, 2.0, big) * 3 / 5  # the record, not the scaled pick
+    assert with_mates([pick], within, big, of)[1].chance == pytest.approx(
+        needed(2.0, 2.0, big) * 3 / 5
+    )
+    assert Usage((1.0,) * 10, tools).servers_found(of) == {}  # no finds recorded
+    proposed = Candidate("m_ip", "usage", None, 0.01)  # a prior's, not the message's: no record
+    assert with_mates([proposed], within, big, of, record)[1].chance == pytest.approx(0.01 * 3 / 5)
 
 
 def test_older_sessions_count_less() -> None:
