@@ -116,6 +116,8 @@ class Prepared:
     implicit: dict[str, float] | None = None
     #: which tools a past request would have found itself (what usage priors leave uncounted)
     explained: Explained | None = None
+    #: the bundles the menu names (read off the menu once, at the first fallback that asks)
+    named: frozenset[str] | None = None
 
     #: prefix views rendered for this catalog (see ``trinket._prefix``), a few hundred at most
     prefixes: dict[tuple[Any, ...], PromptView] = field(default_factory=dict)
@@ -200,9 +202,13 @@ class AllowedCatalog:
         """The bundle menu for the stable prefix."""
         return self.prepared().menu
 
-    def named(self) -> set[str]:
-        """The bundles the menu names (a fallback's directory of bundles need not repeat them)."""
-        return listed(self.menu())
+    def named(self) -> frozenset[str]:
+        """The bundles the menu names (a fallback's directory of bundles need not repeat them):
+        read off the menu once per catalog, as a directory fallback asks twice a call."""
+        cat = self.prepared()
+        if cat.named is None:
+            cat.named = frozenset(listed(cat.menu))
+        return cat.named
 
     def eager_tokens(self) -> int:
         """Tokens of the tool part had every allowed tool been exposed."""

@@ -458,7 +458,7 @@ class ToolLoaderTrinket:
         with self._lock, self.journal.call():
             state = self._state(session_id)
             cat = self.catalog
-            named = cat.named if self.shows_menu else set
+            named = cat.named if self.shows_menu else frozenset
             call = MetaCall(
                 name,
                 arguments,
