@@ -53,7 +53,7 @@ def record(log: Path, argv: Sequence[str]) -> None:
     def logged(picks: Any, tokens: Any, profile: Any, *, share: bool, size: int = 0) -> Any:
         if state["measuring"] and state["sid"] and not share:
             rows = [
-                [c.name, t, n, k, c.source, c.score, c.chance]
+                [c.name, t, n, k, c.source, c.score, c.chance, getattr(c, "cap", None)]
                 for c, t, n, k in priced(picks, tokens, profile, size)
             ]
             out.write(json.dumps({"sid": state["sid"], "rows": rows}) + "\n")
@@ -89,7 +89,7 @@ def rows_of(log: Path, session_json: Path) -> list[tuple[str, int, float, bool, 
             continue
         seen.add(entry["sid"])
         conv = entry["sid"].rsplit("@", 1)[0]
-        for name, tokens, chance, held, _, score, learned in entry["rows"]:
+        for name, tokens, chance, held, _, score, learned, *_ in entry["rows"]:
             band = next(b for b in BANDS if chance >= b)
             key = f"{kind_of(score, learned)} >= {band}"
             out.append((name, tokens, chance, held, key, name in used[conv]))
