@@ -41,7 +41,6 @@ from tooltray.memory.learning.lessons import Embedded
 from tooltray.memory.learning.usage import (
     Explained,
     Prior,
-    capped,
     declared,
     found_priors,
     merged,
@@ -522,16 +521,7 @@ class AllowedCatalog:
         usage = signals.usage(explained=explained)
         record = usage.servers_found(cat.bundle_of)
         within = usage.within(cat.bundle_of)
-        mated = with_mates(picks, within, len(cat.allowed), cat.bundle_of, record)
-        given = self.request(users)[1]
-        if given is None:
-            return mated
-        z = explained.dense_z(np.asarray(given[1], np.float32))
-        if z is None:
-            return mated
-        top = explained.top_of(z)
-        z_of = {c.name: float(z[i]) for c in mated if (i := explained.position.get(c.name)) in top}
-        return capped(mated, z_of, usage, len(cat.allowed))
+        return with_mates(picks, within, len(cat.allowed), cat.bundle_of, record)
 
     def priors_for(self, users: Sequence[str], signals: SelectionSignals) -> dict[str, Prior]:
         """:meth:`priors` less the usage priors of the tools this request would find itself, by

@@ -262,18 +262,12 @@ def priced(
     picks: Sequence[Candidate], tokens: Mapping[str, int], profile: Profile, size: int = 0
 ) -> list[Priced]:
     """Each pick best first, with its tokens, its chance of being needed (its score against the
-    best one, on a catalog of ``size`` tools, or its record ``cap``; its ``chance`` when
-    larger) and whether that chance pays for holding it (:func:`held_picks`)."""
+    best one, on a catalog of ``size`` tools, or its ``chance`` when larger) and whether that
+    chance pays for holding it (:func:`held_picks`)."""
     ranked = sorted(picks, key=lambda c: -(c.score or 0.0))
     top = ranked[0].score or 0.0 if ranked else 0.0
     rows = [
-        (
-            tokens.get(c.name, 0),
-            max(
-                needed(c.score or 0.0, top, size) if c.cap is None else c.cap,
-                c.chance or 0.0,
-            ),
-        )
+        (tokens.get(c.name, 0), max(needed(c.score or 0.0, top, size), c.chance or 0.0))
         for c in ranked
     ]
     keep = held_picks(rows, profile, EXPECTED)

@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 
 from tooltray.memory.config import Settings
 from tooltray.memory.embedders.base import dot_rows
-from tooltray.memory.learning.usage import Banded, Explained, Usage, usage_of
+from tooltray.memory.learning.usage import Explained, Usage, usage_of
 from tooltray.memory.store.base import BaseStore
 from tooltray.memory.store.records import LearnedMate, Learning, PastRequest
 from tooltray.memory.tuning import (
@@ -40,8 +40,6 @@ Used = dict[int, tuple[int, frozenset[str]]]
 """Per session code: its newest live row id and the tools that count."""
 Found = dict[int, tuple[frozenset[str], frozenset[str]]]
 """Per session code: the tools its requests found, and of those, the ones it used."""
-Placed = dict[int, Banded]
-"""Per session code: how its first request's dense z placed the catalog and its used tools."""
 
 
 class RequestMatrix:
@@ -105,14 +103,6 @@ class RequestMatrix:
                 last[code] = row
                 used.setdefault(code, set()).update(tools)
         return {code: (last[code], frozenset(tools)) for code, tools in used.items()}
-
-    def first_rows(self) -> dict[int, int]:
-        """Per session code, the live index of its oldest live row (its first request)."""
-        out: dict[int, int] = {}
-        for i, code in enumerate(self._sessions[self._start : self._end].tolist()):
-            if code >= 0:
-                out.setdefault(code, i)
-        return out
 
     def code_of(self, session: str | None) -> int | None:
         """The small integer code of ``session``'s rows (``None``: no rows of it)."""
@@ -200,7 +190,7 @@ class StoreSignals:
         self._lock = threading.Lock()
         self._last: tuple[Any, NDArray[np.float32]] | None = None
         self._needs: tuple[int, _Needs] | None = None  # (rows version, what they spread)
-        self._used: tuple[int, Explained | None, tuple[Used, Found, Placed]] | None = None
+        self._used: tuple[int, Explained | None, tuple[Used, Found]] | None = None
         self._missed: tuple[Explained, dict[int, frozenset[str]]] | None = None  # rows' finds
 
     def companions(self, tools: Sequence[str]) -> dict[str, float]:
@@ -313,24 +303,12 @@ class StoreSignals:
         with self._lock:
             version, last = self._rows.version, self._used
             if last is None or last[0] != version or last[1] is not explained:
-                used, found = self._sessions_used(explained)
-                self._used = last = (version, explained, (used, found, self._placed(explained)))
-            (used, found, placed), own = last[2], self._rows.code_of(session)
+                self._used = last = (version, explained, self._sessions_used(explained))
+            (used, found), own = last[2], self._rows.code_of(session)
         rows = [row for code, row in used.items() if code != own]
         none = (frozenset[str](), frozenset[str]())
         finds = [found.get(code, none) for code in used if code != own] if found else []
-        ranks = [placed.get(code, ()) for code in used if code != own] if placed else []
-        return usage_of(rows, newest, self.half_life, finds, ranks)
-
-    def _placed(self, explained: Explained | None) -> Placed:
-        """Per session code, how its first request's dense z placed the tools and the ones
-        the session used (:meth:`Usage.by_z`); empty without ``explained``."""
-        matrix, _, _ = self._rows.view()
-        if explained is None or matrix is None:
-            return {}
-        used = self._rows.sessions_used()
-        first = self._rows.first_rows()
-        return {code: explained.banded(matrix[i], used[code][1]) for code, i in first.items()}
+        return usage_of(rows, newest, self.half_life, finds)
 
     def _sessions_used(self, explained: Explained | None) -> tuple[Used, Found]:
         """Per session code, its newest row and the tools that count (every use, or given

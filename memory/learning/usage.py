@@ -15,7 +15,6 @@ the pricing may still leave out; learned shares raise it where history says more
 from __future__ import annotations
 
 import difflib
-import math
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
@@ -29,7 +28,6 @@ from tooltray.memory.embedders.base import dot_rows
 from tooltray.memory.retrieval.scoring import Candidate
 from tooltray.memory.tuning import (
     IMPLICIT_CHANCE,
-    NEEDED_BY_Z,
     USAGE_MIN_CHANCE,
     USAGE_MIN_SESSIONS,
     USAGE_MIN_USES,
@@ -38,17 +36,6 @@ from tooltray.memory.tuning import (
 )
 from tooltray.tools.errors import ConfigError
 from tooltray.tools.spec import ToolSpec
-
-Z_FLOORS = tuple(floor for floor, _ in NEEDED_BY_Z)
-"""The z floors of the table's rows, highest first: the bands a z-score record pools."""
-Banded = tuple[tuple[int, int], ...]
-"""Per band of :data:`Z_FLOORS`: the tools a request's dense z put there, and of them, used."""
-
-
-def band_of(z: float) -> int | None:
-    """The index of ``z``'s band in :data:`Z_FLOORS` (``None`` below the lowest floor)."""
-    return next((i for i, floor in enumerate(Z_FLOORS) if z >= floor), None)
-
 
 BundleOf = Mapping[str, "str | None"]
 """A tool name -> its bundle (the MCP server it comes from), ``None`` for a tool without one."""
@@ -64,9 +51,6 @@ class Usage:
     tools: tuple[frozenset[str], ...] = ()
     found: tuple[frozenset[str], ...] = ()
     hits: tuple[frozenset[str], ...] = ()
-    placed: tuple[Banded, ...] = ()
-    """Per session, how its first request's dense z-scores fell (:meth:`Explained.banded`):
-    what :meth:`by_z` counts."""
 
     @property
     def sessions(self) -> int:
@@ -113,23 +97,6 @@ class Usage:
             if uses >= USAGE_MIN_USES and (server := bundle_of.get(tool)) in by_server
         }
 
-    def by_z(self, table: float, z: float) -> float | None:
-        """Of the tools past sessions' first requests scored in ``z``'s band (the rows of
-        :data:`NEEDED_BY_Z`, on dense z), the share their session used, shrunk towards the
-        ``table`` chance by :data:`USAGE_PSEUDO`, plus its standard error (a cap lowers a
-        chance only as far as the record surely says); ``None`` under
-        :data:`USAGE_MIN_SESSIONS` sessions or below the bands. The table was measured on
-        other corpora: a deployment whose sessions need generic tools their messages never name
-        uses its matches less."""
-        band = band_of(z)
-        if band is None or self.sessions < USAGE_MIN_SESSIONS or not self.placed:
-            return None
-        pairs = [(w, c[band]) for w, c in zip(self.weights, self.placed, strict=True) if c]
-        used = sum(w * hits for w, (_, hits) in pairs)
-        seen = sum(w * tools for w, (tools, _) in pairs) + USAGE_PSEUDO
-        share = (used + USAGE_PSEUDO * table) / seen
-        return share + math.sqrt(share * (1.0 - share) / seen)
-
     def servers_found(self, bundle_of: BundleOf) -> dict[str, float]:
         """Server -> the share of the past sessions whose request found one of its tools that
         used one of them (shrunk by :data:`USAGE_PSEUDO`), where :data:`USAGE_MIN_USES` sessions
@@ -167,16 +134,13 @@ def usage_of(
     newest: int,
     half_life: float,
     found: Sequence[tuple[frozenset[str], frozenset[str]]] = (),
-    placed: Sequence[Banded] = (),
 ) -> Usage:
     """:class:`Usage` of ``(newest learned id, tools used)`` per past session (and, given,
-    ``(found, hits)`` and how its request's scores ``placed`` its tools, per session); a
-    session counts half after ``half_life`` learned turns since its last one, like the other
-    learned signals."""
+    ``(found, hits)`` per session); a session counts half after ``half_life`` learned turns
+    since its last one, like the other learned signals."""
     weights = tuple(2.0 ** (-(newest - last) / half_life) for last, _ in sessions)
     tools = tuple(tools for _, tools in sessions)
-    finds, hits = tuple(f for f, _ in found), tuple(h for _, h in found)
-    return Usage(weights, tools, finds, hits, tuple(placed))
+    return Usage(weights, tools, tuple(f for f, _ in found), tuple(h for _, h in found))
 
 
 @dataclass(frozen=True, eq=False)
@@ -208,35 +172,6 @@ class Explained:
         tool (a found tool's use is just its share of all sessions) and the message's picks
         hold a server's tools already: found priors and mates are for large catalogs."""
         return 2 * self.top <= len(self.vectors)
-
-    def dense_z(self, request: NDArray[np.float32]) -> NDArray[np.float64] | None:
-        """Each catalog tool's dense similarity to one request vector as a z-score over the
-        catalog (``None`` when the dimensions differ)."""
-        if request.ndim != 1 or request.shape[0] != self.vectors.shape[1]:
-            return None
-        sims = dot_rows(self.vectors, request[None, :])[0].astype(np.float64)
-        spread = float(sims.std())
-        z: NDArray[np.float64] = (sims - sims.mean()) / spread if spread > 0 else sims * 0.0
-        return z
-
-    def banded(self, request: NDArray[np.float32], used: Collection[str]) -> Banded:
-        """Per band of :data:`NEEDED_BY_Z`, how many of the tools the request finds (its
-        ``top``) its dense z puts there, and how many of those are in ``used`` (empty when the
-        dimensions differ). Only found tools count: a boundary picks among them, and the rest
-        of a band (hundreds of tools on a large catalog, never picked) would dilute the record."""
-        z = self.dense_z(request)
-        if z is None:
-            return ()
-        top = self.top_of(z)
-        n, rows = len(Z_FLOORS), [i for t in used if (i := self.position.get(t)) in top]
-        band = (z[:, None] < np.asarray(Z_FLOORS)[None, :]).sum(axis=1)  # n: below every floor
-        tools = np.bincount(band[sorted(top)], minlength=n + 1)[:n].tolist()
-        hits = np.bincount(band[rows], minlength=n + 1)[:n].tolist()
-        return tuple(zip(tools, hits, strict=True))
-
-    def top_of(self, z: NDArray[np.float64]) -> set[int]:
-        """The positions of the ``top`` tools by ``z`` (what a request finds, :meth:`found`)."""
-        return set(np.argsort(-z, kind="stable")[: self.top].tolist())
 
     def found(self, requests: NDArray[np.float32]) -> list[frozenset[str]]:
         """Per request (``(n, d)`` vectors), the catalog's tools ranked in its ``top`` (ties
@@ -389,23 +324,6 @@ def with_mates(
     out = [raised_to(c, mates[c.name]) if c.name in mates else c for c in picks]
     extra = sorted(((n, c) for n, c in mates.items() if n not in have), key=lambda kv: -kv[1])
     return out + [Candidate(n, "usage", None, c) for n, c in extra]
-
-
-def capped(
-    picks: Sequence[Candidate], z_of: Mapping[str, float], usage: Usage, size: int
-) -> list[Candidate]:
-    """``picks`` with each found message pick's chance set to its band's record (``z_of``: the
-    request's dense z per tool; :meth:`Usage.by_z`, shrunk towards the chance its score gives
-    on a catalog of ``size`` tools), lower or higher."""
-    scored = [c.score for c in picks if c.score is not None]
-    top = max(scored) if scored else 0.0
-    out = []
-    for c in picks:
-        given = needed(c.score, top, size) if c.score is not None else 0.0
-        z = z_of.get(c.name)
-        record = usage.by_z(given, z) if z is not None and c.score is not None else None
-        out.append(replace(c, cap=record) if record is not None else c)
-    return out
 
 
 def raised_to(pick: Candidate, chance: float) -> Candidate:

@@ -326,14 +326,12 @@ ALWAYS: tuple[Source, ...] = ("core", "pinned")
 class Candidate:
     """A tool proposed for the loaded set, with why (``source``) and how strongly (``score``);
     ``chance``: its chance of being needed where a signal knows it apart from the score (a
-    usage prior), which the opening's pricing takes when it is the larger; ``cap``: its score's
-    chance as the deployment's record says (``Usage.by_z``), in place of the table's."""
+    usage prior), which the opening's pricing takes when it is the larger."""
 
     name: str
     source: Source
     score: float | None = None
     chance: float | None = None
-    cap: float | None = None
 
 
 @dataclass(frozen=True)
