@@ -132,25 +132,29 @@ def _recover(
     bundle the budgeted menu leaves out is not named. A fallback that answers with the names
     directory instead of every listing (a large catalog) shows the tool's name: the model loads
     it by that name; one that lists the bundles alone (a catalog too large to name) shows its
-    bundle: the model loads that bundle. Returns the escape's kind and the meta-tool's answer
-    (one call each); ``seen`` collects the turn's fallback answers.
+    bundle: the model loads that bundle. A tool an answer named without loading it (a full
+    set's refusal lists a bundle's members) the model loads by that name before it asks for
+    every tool. Returns the escape's kind and the meta-tool's answer (one call each); ``seen``
+    collects the turn's load answers.
     """
     if "query" not in tried:
         tried.add("query")
-        return "query", trinket.handle_meta(sid, LOAD_TOOLS, {"query": turn.query})
+        seen.append(trinket.handle_meta(sid, LOAD_TOOLS, {"query": turn.query}))
+        return "query", seen[-1]
     bundle = _bundle_of(trinket, tool)
     shown = bundle in listed(trinket.catalog.menu()) if bundle else False
     if shown and f"bundle:{bundle}" not in tried:
         tried.add(f"bundle:{bundle}")
-        return "bundle", trinket.handle_meta(sid, LOAD_TOOLS, {"tools": [bundle]})
-    if "fallback" not in tried:
-        tried.add("fallback")
-        seen.append(trinket.handle_meta(sid, LOAD_TOOLS, {"tools": [EVERY_TOOL]}))
-        return "fallback", seen[-1]
+        seen.append(trinket.handle_meta(sid, LOAD_TOOLS, {"tools": [bundle]}))
+        return "bundle", seen[-1]
     named = re.compile(rf"(?<![\w.-]){re.escape(tool)}(?![\w.-])")
     if f"name:{tool}" not in tried and any(named.search(text) for text in seen):
         tried.add(f"name:{tool}")
         return "name", trinket.handle_meta(sid, LOAD_TOOLS, {"tools": [tool]})
+    if "fallback" not in tried:
+        tried.add("fallback")
+        seen.append(trinket.handle_meta(sid, LOAD_TOOLS, {"tools": [EVERY_TOOL]}))
+        return "fallback", seen[-1]
     name = re.escape(bundle or "")  # a line of its own, or on the bundles line (stop 42)
     listed_bundle = re.compile(rf"^- {name} \(\d+ tools?\)$|^- bundles: (.*, )?{name}(,|$)", re.M)
     if bundle and f"bundle:{bundle}" not in tried and any(map(listed_bundle.search, seen)):

@@ -55,7 +55,8 @@ class Settings(BaseSettings):
             not counted).
         token_budget: cap on tokens of those tools' native schemas (o200k).
         hard_max_tools: most tools ``load_tools`` calls and later turns' growth may grow the
-            loaded set to (names read in the turn's fallback directory load past it).
+            loaded set to by bundles, query matches and growth (a tool named alone loads past
+            it, as does a bundle named from the turn's fallback directory).
         idle_turns: tools unused for this many turns are evicted at session boundaries.
         growth: what later turns may add: nothing, strong matches, or every pick.
         context_window: the model's context size in tokens.

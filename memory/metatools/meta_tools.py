@@ -353,9 +353,12 @@ def _refuse(state: SessionState, name: str, why: str) -> HistoryEvent:
 
 def _resolve_names(
     registry: ToolRegistry, state: SessionState, names: Sequence[str], out: Outcome
-) -> tuple[list[str], list[str]]:
+) -> tuple[list[str], list[str], set[str]]:
+    """The tools ``names`` ask for (bundles by their members), the unknown names with hints,
+    and the tools named one by one."""
     wanted: list[str] = []
     unknown: list[str] = []
+    alone: set[str] = set()
     for name in names:
         members = _bundle_members(registry, name)
         if members is not None:
@@ -363,13 +366,14 @@ def _resolve_names(
             continue
         try:
             wanted.append(registry.resolve(name).name)
+            alone.add(wanted[-1])
         except ToolNotAllowedError:
             out.refused.append(name)
             out.changes.events.append(_refuse(state, name, "not in the allow-list"))
         except UnknownToolError as exc:
             hint = exc.candidates or _closest(registry, name)
             unknown.append(f"{name} (did you mean: {', '.join(hint)}?)" if hint else name)
-    return wanted, unknown
+    return wanted, unknown, alone
 
 
 def load_tools(
@@ -381,12 +385,14 @@ def load_tools(
 ) -> Outcome:
     """Append the named tools, bundles' members and query matches to the loaded set.
 
-    In a turn whose fallback answered with a directory, what the model names from it loads past
-    ``hard_max`` (as the fallback's own loads do): the directory is the model's last resort, so
-    a full set must not strand it there. The set still never shrinks mid-session."""
+    ``hard_max`` holds back bulk growth (a bundle, a query's matches), not a tool the model
+    names alone: that one loads past it, so a full set answers a refused bundle with its
+    members' names and the model loads the one it needs, not the fallback's directory. In a
+    turn whose fallback answered with a directory, a bundle named from it loads past ``hard_max``
+    too (as the fallback's own loads do). The set still never shrinks mid-session."""
     out = Outcome(Changes(), "", query=request.query, asked=request.names)
-    wanted, unknown = _resolve_names(registry, state, request.names, out)
-    named = set(wanted) if state.fallback_turn == state.turn else set()
+    wanted, unknown, named = _resolve_names(registry, state, request.names, out)
+    named = set(wanted) if state.fallback_turn == state.turn else named
     if request.query:
         wanted += [c.name for c in search(request.query) if registry.is_allowed(c.name)]
     loaded = state.snapshot.names()
@@ -429,7 +435,7 @@ def _load_text(
     if out.refused:
         parts.append(
             f"Refused: {', '.join(out.refused)} (not allowed, or the set is at {hard_max} "
-            "tools: unload_tools some first)."
+            "tools: name the ones you need alone, or unload_tools some first)."
         )
     if not parts:
         parts.append(f"Nothing matched {query!r}." if query else "Nothing to load.")

@@ -99,16 +99,31 @@ def test_a_small_catalog_still_lists_every_tool(make_trinket: MakeTrinket) -> No
     assert {s.name for s in registry.allowed()} <= set(trinket.loaded("small"))
 
 
+def test_a_full_set_names_a_refused_bundle_and_a_tool_named_alone_loads(
+    make_trinket: MakeTrinket,
+) -> None:
+    """At ``hard_max_tools`` a bundle is refused with its members' names, and the one the model
+    then names alone loads past the cap: no directory needed, nothing unloaded."""
+    registry = catalog(4, 60)
+    trinket = make_trinket(reg=registry, path="text", hard_max_tools=8)
+    trinket.handle_meta("full", LOAD_TOOLS, {"tools": [f"srv1_tool{i}" for i in range(8)]})
+    before = set(trinket.loaded("full"))
+    refused = trinket.handle_meta("full", LOAD_TOOLS, {"tools": ["srv3"]})
+    assert "Refused: srv3_tool0, srv3_tool1" in refused and "name the ones you need" in refused
+    assert set(trinket.loaded("full")) == before
+    loaded = trinket.handle_meta("full", LOAD_TOOLS, {"tools": ["srv3_tool7"]})
+    assert loaded.startswith("Loaded: srv3_tool7"), loaded
+    assert set(trinket.loaded("full")) == before | {"srv3_tool7"}
+
+
 def test_a_name_read_in_the_directory_loads_past_a_full_set(make_trinket: MakeTrinket) -> None:
     """At ``hard_max_tools`` the directory is still the answer (listing 240 tools for one would
     cost far more), and what the model then names from it loads past the cap, as the fallback's
-    own loads do: the tool is callable, nothing leaves, and a plain load stays refused."""
+    own loads do: the tool is callable and nothing leaves."""
     registry = catalog(4, 60)  # names by bundle
     trinket = make_trinket(reg=registry, path="text", hard_max_tools=8)
     trinket.handle_meta("full", LOAD_TOOLS, {"tools": [f"srv1_tool{i}" for i in range(8)]})
     before = set(trinket.loaded("full"))
-    refused = trinket.handle_meta("full", LOAD_TOOLS, {"tools": ["srv3_tool0"]})
-    assert "Refused: srv3_tool0" in refused and "srv3_tool0" not in trinket.loaded("full")
     answer = trinket.handle_meta("full", LOAD_TOOLS, {"tools": ["*"]})
     assert answer.startswith("Too many tools") and "srv2_tool4" in answer
     assert set(trinket.loaded("full")) == before  # a directory makes nothing callable
@@ -139,10 +154,11 @@ def test_names_too_many_to_read_give_way_to_the_bundles_alone(make_trinket: Make
 
 
 @pytest.mark.no_embedder
-def test_past_the_cap_only_what_the_model_names_after_a_directory_loads() -> None:
-    """The rule on hand-made values: a full set refuses every load; once the turn's fallback
-    answered with a directory, named tools and a named bundle's members load past the cap (as
-    escapes: they stay), a query's matches still do not, and nothing is unloaded."""
+def test_past_the_cap_only_what_the_model_names_loads() -> None:
+    """The rule on hand-made values: a full set refuses a bundle and a query's matches but not a
+    tool named alone; once the turn's fallback answered with a directory, a named bundle's
+    members load past the cap too (as escapes: they stay), a query's matches still do not, and
+    nothing is unloaded."""
     registry = catalog(3, 4)
     held = tuple(
         LoadedTool(f"srv0_tool{i}", i, 1, None, "escape") for i in range(4)
@@ -151,14 +167,15 @@ def test_past_the_cap_only_what_the_model_names_after_a_directory_loads() -> Non
     ask = LoadRequest(names=("srv1_tool2", "srv2"), query="copies moves")
     matches = [Candidate("srv1_tool0", "escape", 1.0)]
     before = load_tools(registry, state, ask, lambda q: matches, hard_max=4)
-    assert before.added == [] and "srv1_tool2" in before.refused
+    assert before.added == ["srv1_tool2"] and "srv2_tool0" in before.refused
+    assert "srv1_tool0" in before.refused
     state.fallback_turn = 1  # the directory was this turn's answer
     after = load_tools(registry, state, ask, lambda q: matches, hard_max=4)
     assert after.added == ["srv1_tool2", *(f"srv2_tool{i}" for i in range(4))]
     assert after.refused == ["srv1_tool0"] and not after.changes.unloads
     assert {load.source for load in after.changes.loads} == {"escape"}
-    state.fallback_turn = 0  # an earlier turn's directory opens nothing now
-    assert load_tools(registry, state, ask, lambda q: matches, hard_max=4).added == []
+    state.fallback_turn = 0  # an earlier turn's directory opens no bundle now
+    assert load_tools(registry, state, ask, lambda q: matches, hard_max=4).added == ["srv1_tool2"]
 
 
 def test_the_bundles_alone_leave_out_what_the_menu_names(make_trinket: MakeTrinket) -> None:
