@@ -84,7 +84,7 @@ SelectorFactory = Callable[
 ]
 """Builds a selector over the allowed tools (``progress(done, total)`` while it embeds them)."""
 Asking = tuple[str, Sequence[str]]
-"""Who asks a ``load_tools`` query: the session id and its user messages so far."""
+"""Who asks a ``load_tools`` query: the session id and the user messages of its turn."""
 
 
 PREFIXES_KEPT = 256
@@ -249,9 +249,9 @@ class AllowedCatalog:
         """Tools for a ``load_tools`` query: the strongest matches and their bundle-mates, none
         of ``exclude`` (the tools already loaded).
 
-        Given ``asking`` (the session and its user messages) and a deployment with history, the
-        tools that past sessions went on to use after a request like the query, or like the
-        turn's request, take the places of the answer's weakest matches
+        Given ``asking`` (the session and the user messages of its turn) and a deployment with
+        history, the tools that past sessions went on to use after a request like the query, or
+        like the turn's request, join the matches
         (:func:`~tooltray.memory.retrieval.selector.with_votes`); without history the answer is
         the query's matches alone.
 

@@ -271,7 +271,7 @@ class SelectorBase:
         votes: Mapping[str, float],
         exclude: Collection[str] = (),
     ) -> list[Candidate]:
-        """Strong votes in the places of the weakest matches (:func:`with_votes`)."""
+        """Strong votes beside the matches (:func:`with_votes`)."""
         return with_votes(found, votes, exclude)
 
     def tasks(self, users: Sequence[str]) -> int:
@@ -410,17 +410,17 @@ def voted(votes: Row | None, skip: Collection[int] = ()) -> list[int]:
 def with_votes(
     found: Sequence[Candidate], votes: Mapping[str, float], exclude: Collection[str] = ()
 ) -> list[Candidate]:
-    """A ``load_tools`` answer with the tools most of the nearest past requests led to (vote
-    >= ``VOTE_MIN``, none of ``found`` or ``exclude``, strongest first) in the places of its
-    weakest matches, at most half of them: the same size, and the query's own matches keep the
-    larger half (its best always).
+    """A ``load_tools`` answer with, beside its matches, the tools most of the nearest past
+    requests led to (vote >= ``VOTE_MIN``, none of ``found`` or ``exclude``, strongest first):
+    at most half as many as the answer has, so a query's own matches stay the larger part.
 
-    As at a boundary (:func:`voted`), votes take places beside the query's own matches rather
-    than joining their score: a vote is a third retriever on another scale, and a sparse vote
-    row's z-scores would outrank every match. A model's query often states the request's topic,
-    not the tool's job, and what sessions with such a request went on to use is known; but
-    those sessions used many tools, and given every place they crowded out the match the model
-    asked for (``bench/README.md``, "searches with history").
+    As at a boundary (:func:`voted`), votes join beside the query's matches rather than through
+    their score: a vote is a third retriever on another scale, and a sparse vote row's z-scores
+    would outrank every match. A model's query often states the request's topic, not the tool's
+    job, and what sessions with such a request went on to use is known. They take no match's
+    place: past sessions used many tools, and in their places they crowded out the match the
+    model asked for (``bench/README.md``, "searches with history", which prices the larger
+    answer).
     """
     have = {c.name for c in found}
     fresh = sorted(
@@ -428,12 +428,8 @@ def with_votes(
         for name, vote in votes.items()
         if vote >= VOTE_MIN and name not in have and name not in exclude
     )[: len(found) // 2]
-    if not fresh:
-        return list(found)
-    weakest = sorted(range(len(found)), key=lambda i: (found[i].score or 0.0, -i))[: len(fresh)]
-    kept = [c for i, c in enumerate(found) if i not in weakest]
-    top = max(c.score or 0.0 for c in kept)
-    return kept + [Candidate(name, "semantic", -neg * top) for neg, name in fresh]
+    top = max((c.score or 0.0 for c in found), default=0.0)
+    return [*found, *(Candidate(name, "semantic", -neg * top) for neg, name in fresh)]
 
 
 def growth(score: Row, extra: Row, loaded: Sequence[int], current: Row | None = None) -> list[int]:
@@ -621,9 +617,9 @@ class IndexSelector:
         votes: Mapping[str, float],
         exclude: Collection[str] = (),
     ) -> list[Candidate]:
-        """Strong votes in the places of the weakest matches (:func:`with_votes`); a query whose
-        server line named its bundles takes votes for their tools only, as it takes matches
-        (the model said where the tool is)."""
+        """Strong votes beside the matches (:func:`with_votes`); a query whose server line named
+        its bundles takes votes for their tools only, as it takes matches (the model said where
+        the tool is)."""
         ask = self._reader.read(query)
         if ask.bundles:
             mine = {self.index.names[i] for b in ask.bundles for i in self.index.bundles.members[b]}

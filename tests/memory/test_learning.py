@@ -202,5 +202,4 @@ def test_a_search_takes_what_past_sessions_with_a_request_like_it_used(
         finish_turn(f"past{n}", 1, ["email_send"])
     trinket.handle_meta("now", "load_tools", query)
     loaded = trinket.loaded("now")
-    assert "email_send" in loaded and len(loaded) == len(alone)
-    assert alone[0] in loaded  # the query's best match keeps its place
+    assert "email_send" in loaded and set(alone) < set(loaded)  # beside the query's matches

@@ -18,17 +18,19 @@ def names(answer: list[Candidate]) -> list[str]:
     return [c.name for c in answer]
 
 
-def test_strong_votes_take_the_weakest_places_and_the_answer_keeps_its_size() -> None:
-    answer = selector.with_votes(found(5.0, 2.0, 4.0, 1.0, 3.0), {"v1": 0.9, "v2": 0.6})
-    assert names(answer) == ["m0", "m2", "m4", "v1", "v2"]  # m3 (1.0) and m1 (2.0) gave way
-    assert answer[3].score is not None and answer[3].score > answer[4].score  # type: ignore[operator]
+def test_strong_votes_join_beside_the_matches_strongest_first() -> None:
+    matches = found(5.0, 2.0, 4.0, 1.0, 3.0)
+    answer = selector.with_votes(matches, {"v2": 0.6, "v1": 0.9})
+    assert answer[:5] == matches and names(answer)[5:] == ["v1", "v2"]  # no match gives way
+    assert answer[5].score is not None and answer[6].score is not None
+    assert answer[5].score > answer[6].score
 
 
-def test_the_query_keeps_the_larger_half_of_the_places() -> None:
+def test_votes_add_at_most_half_as_many_tools_as_the_answer_has() -> None:
     votes = {f"v{i}": 0.9 - 0.1 * i for i in range(5)}
     answer = selector.with_votes(found(5.0, 4.0, 3.0, 2.0, 1.0), votes)
-    assert names(answer) == ["m0", "m1", "m2", "v0", "v1"]
-    assert names(selector.with_votes(found(5.0), votes)) == ["m0"]  # a lone match keeps its place
+    assert names(answer) == ["m0", "m1", "m2", "m3", "m4", "v0", "v1"]
+    assert names(selector.with_votes(found(5.0), votes)) == ["m0"]  # a lone match stays alone
 
 
 def test_weak_known_or_loaded_votes_leave_the_answer_as_it_was() -> None:
@@ -47,6 +49,6 @@ def test_a_server_line_takes_votes_for_its_servers_tools_only() -> None:
     left = [s.name for s in specs if s.name.startswith("travel_") and s.name not in names(own)]
     votes = {"email_send": 1.0, **dict.fromkeys(left, 0.8)}
     answer = index.voted_search(query, own, votes)
-    assert "email_send" not in names(answer) and len(answer) == len(own)
-    assert set(left) <= set(names(answer))
+    assert "email_send" not in names(answer) and answer[: len(own)] == own
+    assert set(names(answer)) - set(names(own)) == set(left)
     assert "email_send" in names(index.voted_search("book a flight to Lisbon", own, votes))
