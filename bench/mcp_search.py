@@ -1,6 +1,7 @@
 """Suite ``mcp_search``: after a model-written ``load_tools({"query": ...})``, is the tool loaded?
 
-``python bench/run.py mcp_search --data bench/data/mcp/corpus [--corpus mcp20 ...] [--sample N]``.
+``python bench/run.py mcp_search --data bench/data/mcp/corpus [--corpus mcp20 ...] [--sample N]
+[--past-split]``.
 Each row of a corpus's ``searches.jsonl`` (``bench/mcp_queries.py``: one search per needed tool
 and query shape) is sent through the trinket's public API on a store holding only the catalog's
 embeddings, and the needed tool is looked for in ``trinket.loaded(session)``:
@@ -11,6 +12,9 @@ embeddings, and the needed tool is looked for in ``trinket.loaded(session)``:
   either;
 - ``gateway``: the searches of one turn and shape in one session, in order, the first of them
   also selecting on its text as the gateway does (no user text reaches it otherwise).
+
+``--past-split`` runs each search on a store that learned from the sessions of the other fold of
+conversations (the session bench's ``--past-split``: a deployment with history).
 
 Also the fixed part each corpus pays on every call: the bundle menu plus the meta-tools'
 definitions, o200k tokens, per path (``fixed`` below).
@@ -23,15 +27,16 @@ import json
 import sys
 import tempfile
 from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from corpora import load_conversations, load_registry, messages_for  # noqa: E402
+from corpora import Conversation, load_conversations, load_registry, messages_for  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
-from session import base_settings, open_trinket  # noqa: E402
+from session import Stores, base_settings, folds, open_trinket  # noqa: E402
 
 from tooltray.memory.metatools.meta_tools import LOAD_TOOLS  # noqa: E402
 from tooltray.tools.render import count_tokens  # noqa: E402
@@ -40,6 +45,9 @@ CORPORA = ("mcp20", "mcp70", "mcp300")
 QUICK = 40
 #: at most this long for the catalog's vectors (a 527-tool catalog on a loaded 2-core machine)
 WAIT_S = 900.0
+#: folds of conversations with ``--past-split``: each measured on the other's history (as
+#: ``session.py``'s default ``--folds``)
+PAST_FOLDS = 2
 
 
 def read_searches(data: Path, corpus: str) -> list[dict[str, Any]]:
@@ -88,33 +96,77 @@ def run_gateway(trinket: Any, seeded: set[str], row: dict[str, Any]) -> bool:
     return str(row["tool"]) in trinket.loaded(sid)
 
 
-def measure(data: Path, corpus: str, path: str, quick: bool, sample: int = 0) -> dict[str, Any]:
-    """Both modes for every search of ``corpus`` on ``path``; shares by shape."""
+def measure(
+    data: Path, corpus: str, path: str, quick: bool, sample: int = 0, past_split: bool = False
+) -> dict[str, Any]:
+    """Every mode for every search of ``corpus`` on ``path``; shares by shape. With
+    ``past_split``, each search runs on a store holding the replayed sessions of the other fold
+    of conversations (``session.py``'s ``--past-split``: the deployment's history)."""
     registry, names = load_registry(data, corpus)
-    turns = {
-        f"{c.id}_t{t.number}": t for c in load_conversations(data, corpus, names) for t in c.turns
-    }
+    convs = load_conversations(data, corpus, names)
+    turns = {f"{c.id}_t{t.number}": t for c in convs for t in c.turns}
     searches = sampled(read_searches(data, corpus), QUICK if quick else sample)
     hits: dict[str, dict[str, list[bool]]] = {
         "cold": defaultdict(list),
         "in_turn": defaultdict(list),
         "gateway": defaultdict(list),
     }
-    seeded: set[str] = set()
+    out: dict[str, Any] = {"searches": len(searches), "tools": len(registry.allowed())}
     with tempfile.TemporaryDirectory(prefix="tooltray-mcp-search-") as tmp:
-        url = f"sqlite:///{tmp}/store.db"
-        with open_trinket(registry, url, base_settings(path)) as trinket:
-            fixed = fixed_part(trinket, path)
-            dense = with_vectors(trinket)
-            for i, row in enumerate(searches):
-                row = {**row, "tool": names.get(row["tool"], row["tool"])}
-                turn = turns.get(row["turn"])
-                hits["cold"][row["shape"]].append(run_search(trinket, f"c{i}", row, None))
-                msgs = messages_for(turn) if turn is not None else None
-                hits["in_turn"][row["shape"]].append(run_search(trinket, f"t{i}", row, msgs))
-                hits["gateway"][row["shape"]].append(run_gateway(trinket, seeded, row))
-    return {"fixed": fixed, "searches": len(searches), "tools": len(registry.allowed()),
-            "dense": dense, "shares": _shares(hits)}  # fmt: skip
+        settings = base_settings(path)
+        groups = stores(Path(tmp), registry, convs, settings, searches, past_split)
+        for url, rows in groups:
+            with open_trinket(registry, url, settings) as trinket:
+                out.setdefault("fixed", fixed_part(trinket, path))
+                out["dense"] = with_vectors(trinket) and out.get("dense", True)
+                run_rows(trinket, rows, turns, names, hits)
+    head = {"fixed": out["fixed"], "searches": out["searches"], "tools": out["tools"]}
+    history = {"history": "past-split"} if past_split else {}
+    return {**head, "dense": out["dense"], **history, "shares": _shares(hits)}
+
+
+Rows = list[tuple[int, dict[str, Any]]]
+"""Searches with their index in the sample (their sessions' ids)."""
+
+
+def run_rows(
+    trinket: Any, rows: Rows, turns: dict[str, Any], names: dict[str, str], hits: Any
+) -> None:
+    """Each search of ``rows`` in every mode on ``trinket``, into ``hits`` by mode and shape."""
+    seeded: set[str] = set()
+    for i, row in rows:
+        row = {**row, "tool": names.get(row["tool"], row["tool"])}
+        turn = turns.get(row["turn"])
+        hits["cold"][row["shape"]].append(run_search(trinket, f"c{i}", row, None))
+        msgs = messages_for(turn) if turn is not None else None
+        hits["in_turn"][row["shape"]].append(run_search(trinket, f"t{i}", row, msgs))
+        hits["gateway"][row["shape"]].append(run_gateway(trinket, seeded, row))
+
+
+def stores(
+    tmp: Path,
+    registry: Any,
+    convs: list[Conversation],
+    settings: dict[str, Any],
+    searches: list[dict[str, Any]],
+    past_split: bool,
+) -> Iterator[tuple[str, Rows]]:
+    """The stores the searches run on, each with its searches: one store holding only the
+    catalog's vectors; with ``past_split``, per fold of conversations a store where the other
+    fold's sessions were replayed (``session.Stores.with_history``: the session bench's own
+    learning path) and the searches of the fold's turns (a search of no conversation's turn
+    is measured with the first fold)."""
+    rows = list(enumerate(searches))
+    if not past_split:
+        yield f"sqlite:///{tmp}/store.db", rows
+        return
+    held = Stores(tmp, registry, settings)
+    parts = folds(convs, PAST_FOLDS)
+    fold_of = {f"{c.id}_t{t.number}": k for k, p in enumerate(parts) for c in p for t in c.turns}
+    for k in range(len(parts)):
+        past = [c for j, p in enumerate(parts) if j != k for c in p]
+        mine = [(i, r) for i, r in rows if fold_of.get(r["turn"], 0) == k]
+        yield held.url(held.with_history(past)), mine
 
 
 def with_vectors(trinket: Any) -> bool:
@@ -155,7 +207,8 @@ def run_args(data_dir: Path, out_dir: Path, opts: argparse.Namespace) -> dict[st
     results = {}
     for corpus in opts.corpus or CORPORA:
         for path in opts.paths or ["openai", "text"]:
-            results[f"{corpus}/{path}"] = measure(data_dir, corpus, path, opts.quick, opts.sample)
+            key = f"{corpus}/{path}" + ("/past-split" if opts.past_split else "")
+            results[key] = measure(data_dir, corpus, path, opts.quick, opts.sample, opts.past_split)
     Console(width=170).print(_table(results))
     return {"runs": results}
 
@@ -165,3 +218,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--corpus", action="append", help="corpus folder name (repeatable)")
     parser.add_argument("--path", dest="paths", action="append", choices=("openai", "text"))
     parser.add_argument("--sample", type=int, default=0, help="every n-th search, this many")
+    parser.add_argument(
+        "--past-split", action="store_true", help="history = the other fold's sessions"
+    )

@@ -83,6 +83,8 @@ SelectorFactory = Callable[
     ["Sequence[ToolSpec]", "Settings", "EmbeddingCache | None", "Progress | None"], Selector
 ]
 """Builds a selector over the allowed tools (``progress(done, total)`` while it embeds them)."""
+Asking = tuple[str, Sequence[str]]
+"""Who asks a ``load_tools`` query: the session id and the user messages of its turn."""
 
 
 PREFIXES_KEPT = 256
@@ -131,7 +133,8 @@ class Prepared:
 
     def pick(self, names: Sequence[str]) -> list[ToolSpec]:
         """The allowed tools called exactly ``names``, in that order (others left out)."""
-        return [self.allowed[n] for n in names if n in self.allowed]
+        allowed = self.allowed  # map, not a comprehension: one code object fewer on a turn
+        return list(map(allowed.__getitem__, filter(allowed.__contains__, names)))
 
 
 class AllowedCatalog:
@@ -240,14 +243,35 @@ class AllowedCatalog:
         budget = self.settings.activation_share * self.settings.context_window
         return sum(self.prepared().tokens.values()) <= budget
 
-    def search(self, query: str, exclude: Collection[str] = ()) -> list[Candidate]:
+    def search(
+        self, query: str, exclude: Collection[str] = (), asking: Asking | None = None
+    ) -> list[Candidate]:
         """Tools for a ``load_tools`` query: the strongest matches and their bundle-mates, none
         of ``exclude`` (the tools already loaded).
+
+        Given ``asking`` (the session and the user messages of its turn) and a deployment with
+        history, the tools that past sessions went on to use after a request like the query, or
+        like the turn's request, join the matches
+        (:func:`~tooltray.memory.retrieval.selector.with_votes`); without history the answer is
+        the query's matches alone.
 
         Raises:
             EmbedderError: the embedder is down (:meth:`search_lexically` still answers).
         """
-        return self.selector().search(query, exclude)
+        selector = self.selector()
+        found = selector.search(query, exclude)
+        if asking is None or not found:
+            return found
+        vectors = []
+        for known in (selector.vector_of(query), self.request(asking[1])[1]):
+            if known is not None:
+                vectors.append(np.asarray(known[1], np.float32))
+        if not vectors:
+            return found
+        stack = np.vstack(vectors)
+        stack /= np.maximum(np.linalg.norm(stack, axis=1, keepdims=True), 1e-12)
+        votes = self.signals.past_requests(stack, [1.0] * len(stack), asking[0])
+        return selector.voted_search(query, found, votes, exclude) if votes else found
 
     def search_lexically(self, query: str, exclude: Collection[str] = ()) -> list[Candidate]:
         """:meth:`search` by the lexical half alone, which needs no embedder.

@@ -766,8 +766,9 @@ class ToolLoaderTrinket:
     def _search(self, state: SessionState, query: str) -> list[Candidate]:
         """The catalog's search for ``load_tools``; lexical while the embedder is down."""
         loaded = set(state.snapshot.names())
+        turn = state.user_texts[state.learned_upto :] or state.user_texts[-1:]  # as a lesson's
         try:
-            return self.catalog.selector().search(query, loaded)
+            return self.catalog.search(query, loaded, (state.session_id, turn))
         except TooltrayError as exc:
             self._degrade(state, "selection", exc)
             return self.catalog.search_lexically(query, loaded)

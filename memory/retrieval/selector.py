@@ -220,6 +220,17 @@ class Selector(Protocol):
         """A ``load_tools`` answer that needs no embedder (while it is down)."""
         ...
 
+    def voted_search(
+        self,
+        query: str,
+        found: Sequence[Candidate],
+        votes: Mapping[str, float],
+        exclude: Collection[str] = (),
+    ) -> list[Candidate]:
+        """``found`` (the answer to ``query``) with the deployment's learned ``votes``: the
+        tools past sessions with a request like it went on to use (:func:`with_votes`)."""
+        ...
+
     def tasks(self, users: Sequence[str]) -> int:
         """How many tasks the conversation's latest message states (a session's needs)."""
         ...
@@ -252,6 +263,16 @@ class SelectorBase:
     def lexical(self, query: str, exclude: Collection[str] = ()) -> list[Candidate]:
         """:meth:`search` itself."""
         return self.search(query, exclude)
+
+    def voted_search(
+        self,
+        query: str,
+        found: Sequence[Candidate],
+        votes: Mapping[str, float],
+        exclude: Collection[str] = (),
+    ) -> list[Candidate]:
+        """Strong votes beside the matches (:func:`with_votes`)."""
+        return with_votes(found, votes, exclude)
 
     def tasks(self, users: Sequence[str]) -> int:
         """One task."""
@@ -384,6 +405,31 @@ def voted(votes: Row | None, skip: Collection[int] = ()) -> list[int]:
         return []
     order = np.argsort(-votes, kind="stable")
     return [int(i) for i in order if votes[i] >= VOTE_MIN and i not in skip]
+
+
+def with_votes(
+    found: Sequence[Candidate], votes: Mapping[str, float], exclude: Collection[str] = ()
+) -> list[Candidate]:
+    """A ``load_tools`` answer with, beside its matches, the tools most of the nearest past
+    requests led to (vote >= ``VOTE_MIN``, none of ``found`` or ``exclude``, strongest first):
+    at most half as many as the answer has, so a query's own matches stay the larger part.
+
+    As at a boundary (:func:`voted`), votes join beside the query's matches rather than through
+    their score: a vote is a third retriever on another scale, and a sparse vote row's z-scores
+    would outrank every match. A model's query often states the request's topic, not the tool's
+    job, and what sessions with such a request went on to use is known. They take no match's
+    place: past sessions used many tools, and in their places they crowded out the match the
+    model asked for (``bench/README.md``, "searches with history", which prices the larger
+    answer).
+    """
+    have = {c.name for c in found}
+    fresh = sorted(
+        (-vote, name)
+        for name, vote in votes.items()
+        if vote >= VOTE_MIN and name not in have and name not in exclude
+    )[: len(found) // 2]
+    top = max((c.score or 0.0 for c in found), default=0.0)
+    return [*found, *(Candidate(name, "semantic", -neg * top) for neg, name in fresh)]
 
 
 def growth(score: Row, extra: Row, loaded: Sequence[int], current: Row | None = None) -> list[int]:
@@ -563,6 +609,22 @@ class IndexSelector:
         vector = self._vector(ask.text) if dense else None
         held = self._twins.beside(exclude) if exclude and self._twins.of else exclude
         return self._fresh(ask, held, vector) or self._loaded(ask, exclude, vector)
+
+    def voted_search(
+        self,
+        query: str,
+        found: Sequence[Candidate],
+        votes: Mapping[str, float],
+        exclude: Collection[str] = (),
+    ) -> list[Candidate]:
+        """Strong votes beside the matches (:func:`with_votes`); a query whose server line named
+        its bundles takes votes for their tools only, as it takes matches (the model said where
+        the tool is)."""
+        ask = self._reader.read(query)
+        if ask.bundles:
+            mine = {self.index.names[i] for b in ask.bundles for i in self.index.bundles.members[b]}
+            votes = {n: v for n, v in votes.items() if n in mine}
+        return with_votes(found, votes, exclude)
 
     def lexical(self, query: str, exclude: Collection[str] = ()) -> list[Candidate]:
         """``search`` by the lexical half alone: the answer while the embedder is down.

@@ -186,3 +186,20 @@ def test_a_restarted_process_teaches_the_request_after_what_was_learned(
         (1, TRIP),
         (2, CODE),
     ]
+
+
+def test_a_search_takes_what_past_sessions_with_a_request_like_it_used(
+    make_trinket: MakeTrinket, tmp_path: Any
+) -> None:
+    query = {"query": "plan a trip to Lisbon"}
+    fresh = make_trinket(url=f"sqlite:///{tmp_path / 'fresh.db'}")
+    fresh.handle_meta("cold", "load_tools", query)
+    alone = fresh.loaded("cold")
+    assert alone and "email_send" not in alone  # the query's own matches
+    trinket = make_trinket()
+    for n in range(3):  # a deployment whose trip requests went on to email the plan
+        trinket.prepare(f"past{n}", [user(f"Plan my trip to Lisbon, version {n}.")])
+        finish_turn(f"past{n}", 1, ["email_send"])
+    trinket.handle_meta("now", "load_tools", query)
+    loaded = trinket.loaded("now")
+    assert "email_send" in loaded and set(alone) < set(loaded)  # beside the query's matches
