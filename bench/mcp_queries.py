@@ -34,11 +34,8 @@ STOP = frozenset(
     both each few more most other some such no nor not only own same so too very can will just
     should now also please tell give me find get use using need want would could there here
     into out up down over under again further once let lets us answer question following based
-    file hey hello thanks thank actually really know okay maybe guess sure come including
-    according""".split()
+    file""".split()
 )
-"""Function words, and the discourse words of a request a model does not search with (``hey``,
-``actually``, ``know``: a keyword query ``wikipedia hey gearing talk crispr`` kept them)."""
 VERBS = tuple(
     "search find list read write create convert calculate run fetch download query compare check "
     "show look save get".split()

@@ -136,8 +136,3 @@ def test_a_need_sentence_is_the_tasks_own_and_says_something() -> None:
     assert turn["query"].startswith("First read")
     assert sentence.startswith("Which city")
     assert all(r["query"].strip() for r in rows)
-
-
-def test_keywords_leave_out_the_requests_discourse_words() -> None:
-    said = mcp_queries.words("Hey, I actually know the CRISPR talk is coming; thanks!")
-    assert said == ["crispr", "talk", "coming"]
