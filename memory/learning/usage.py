@@ -15,6 +15,7 @@ the pricing may still leave out; learned shares raise it where history says more
 from __future__ import annotations
 
 import difflib
+from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
@@ -84,17 +85,31 @@ class Usage:
         return tuple(a | b for a, b in zip(self.tools, self.hits, strict=True))
 
     def within(self, bundle_of: BundleOf) -> dict[str, tuple[str, float]]:
-        """Tool -> its server and the share of the sessions using that server that used it
-        (shrunk by :data:`USAGE_PSEUDO`), for each tool :data:`USAGE_MIN_USES` sessions used:
-        which of a server's tools a session that needs the server will call."""
+        """Tool -> its server and its share as a mate: of the past sessions that used another
+        of the server's tools, the share that used it too (shrunk by :data:`USAGE_PSEUDO`), for
+        each tool :data:`USAGE_MIN_USES` such sessions used: which of a server's tools a
+        session that needs the server for another tool will call.
+
+        A session that used the tool as its server's only one says nothing about it as a mate:
+        it is the server's alternative there (one scheduling tool per request), which the
+        message's own scores choose. The bar counts sessions, not their decayed weight: the
+        shrunk share already weighs thin or old evidence, and two sessions a few turns old
+        would otherwise weigh 1.99 and never pass."""
         if self.sessions < USAGE_MIN_SESSIONS:
             return {}
-        servers = [{b for t in used if (b := bundle_of.get(t))} for used in self.used]
-        by_server, by_tool = _counts(self.weights, servers), _counts(self.weights, self.used)
+        homes = [Counter(bundle_of.get(t) for t in used) for used in self.used]
+        lone = [
+            {t for t in u if h[bundle_of.get(t)] == 1}
+            for u, h in zip(self.used, homes, strict=True)
+        ]
+        beside = [used - alone for used, alone in zip(self.used, lone, strict=True)]
+        by_server = _counts(self.weights, [{b for b in h if b} for h in homes])
+        alone, mates = _counts(self.weights, lone), _counts(self.weights, beside)
+        backed = _counts((1.0,) * self.sessions, beside)
         return {
-            tool: (server, uses / (by_server[server] + USAGE_PSEUDO))
-            for tool, uses in by_tool.items()
-            if uses >= USAGE_MIN_USES and (server := bundle_of.get(tool)) in by_server
+            tool: (server, uses / (by_server[server] - alone.get(tool, 0.0) + USAGE_PSEUDO))
+            for tool, uses in mates.items()
+            if backed[tool] >= USAGE_MIN_USES and (server := bundle_of.get(tool)) in by_server
         }
 
     def servers_found(self, bundle_of: BundleOf) -> dict[str, float]:
@@ -304,8 +319,8 @@ def with_mates(
     often as the pick (its chance as the opening prices it, on a catalog of ``size`` tools), or
     as the server's ``record`` says (:meth:`Usage.servers_found`: how often a request that found
     the server's tools used the server; for a pick the message made, not one a prior alone
-    proposes), and a tool of that server as often as that times the share of the server's
-    sessions that used it (:meth:`Usage.within`). Any pick vouches for its server
+    proposes), and a tool of that server as often as that times its share beside another of
+    the server's tools (:meth:`Usage.within`). Any pick vouches for its server
     (``bundle_of``), habitual or not. Raises a pick to that chance, or adds the mate
     with it (no score: the message did not pick it); the price decides. A server's tools go
     together far more than a catalog's do (a paper search's search, download and read; a map's

@@ -330,9 +330,11 @@ def test_found_priors_count_the_finds_that_were_used() -> None:
 
 
 @pytest.mark.no_embedder
-def test_within_counts_a_servers_sessions_that_used_each_tool() -> None:
-    """Of the sessions that used a server, the share that used each of its tools (shrunk),
-    for tools used often enough; the found uses (``hits``) count with the misses."""
+def test_within_counts_the_sessions_that_used_each_tool_beside_another_of_its_server() -> None:
+    """Of the sessions that used another of a server's tools, the share that used each tool too
+    (shrunk), for tools two such sessions used, however old; the found uses (``hits``) count
+    with the misses. A tool a session used as its server's only one was that server's
+    alternative there (the message's scores choose it), not a mate."""
     of = {"p_search": "papers", "p_read": "papers", "p_rare": "papers", "m_geo": "maps"}
     tools = (frozenset({"p_search"}),) * 3 + (frozenset({"m_geo"}),) * 3 + (frozenset(),) * 4
     hits = (frozenset({"p_read", "p_rare"}),) + (frozenset({"p_read"}),) * 2 + (frozenset(),) * 7
@@ -340,9 +342,19 @@ def test_within_counts_a_servers_sessions_that_used_each_tool() -> None:
     assert usage.used[0] == frozenset({"p_search", "p_read", "p_rare"})
     within = usage.within(of)
     assert within["p_search"] == ("papers", pytest.approx(3 / (3 + USAGE_PSEUDO)))
-    assert within["p_read"] == within["p_search"] and "p_rare" not in within  # one use
-    assert within["m_geo"] == ("maps", pytest.approx(3 / 5))
+    assert within["p_read"] == within["p_search"] and "p_rare" not in within  # one session
+    assert "m_geo" not in within  # three sessions, each with no other maps tool
     assert Usage((1.0,) * 3, tools[:3]).within(of) == {}  # under USAGE_MIN_SESSIONS
+    pair, search, rare = (
+        frozenset({"p_search", "p_read"}),
+        frozenset({"p_search"}),
+        frozenset({"p_rare"}),
+    )
+    aged = Usage((0.98,) * 10, (pair, pair, search, rare) + (frozenset(),) * 6).within(of)
+    # two sessions weigh 1.96: still two; p_search's lone session leaves its denominator
+    assert aged["p_search"] == ("papers", pytest.approx(1.96 / (3 * 0.98 + USAGE_PSEUDO)))
+    assert aged["p_read"] == ("papers", pytest.approx(1.96 / (4 * 0.98 + USAGE_PSEUDO)))
+    assert "p_rare" not in aged
 
 
 OF = {"p_search": "papers", "p_read": "papers", "p_dl": "papers", "m_geo": "maps"}
@@ -380,24 +392,22 @@ def test_a_servers_record_and_any_pick_of_it_bring_its_mates() -> None:
     geo, ip, text = frozenset({"m_geo"}), frozenset({"m_ip"}), frozenset({"m_text"})
     found = (geo | ip,) * 4 + (ip | frozenset({"z"}),) * 2 + (frozenset({"z"}),) * 4
     hits = (geo,) + (frozenset(),) * 9
-    tools = (text,) * 3 + (frozenset(),) * 7
+    tools = (text, text | frozenset({"m_route"}), text) + (frozenset(),) * 7
     usage = Usage((1.0,) * 10, tools, found, hits)
     record = usage.servers_found(of)
     assert record == {"maps": pytest.approx(3 / (6 + USAGE_PSEUDO))}  # "other": never used
     within = usage.within(of)
-    assert "m_ip" not in within and within["m_text"] == ("maps", pytest.approx(3 / 5))
+    assert within == {"m_text": ("maps", pytest.approx(2 / (2 + USAGE_PSEUDO)))}  # once alone
     big = 100 * NEEDED_TOOLS
     pick = Candidate("m_ip", "semantic", 2.0)
     out = with_mates([pick], within, big, of, record)
     assert [c.name for c in out] == ["m_ip", "m_text"]
-    assert out[1].chance == pytest.approx(record["maps"] * 3 / 5)
-    assert out[1].chance > needed(2.0, 2.0, big) * 3 / 5  # the record, not the scaled pick
-    assert with_mates([pick], within, big, of)[1].chance == pytest.approx(
-        needed(2.0, 2.0, big) * 3 / 5
-    )
+    assert out[1].chance == pytest.approx(record["maps"] / 2)
+    assert out[1].chance > needed(2.0, 2.0, big) / 2  # the record, not the scaled pick
+    assert with_mates([pick], within, big, of)[1].chance == pytest.approx(needed(2.0, 2.0, big) / 2)
     assert Usage((1.0,) * 10, tools).servers_found(of) == {}  # no finds recorded
     proposed = Candidate("m_ip", "usage", None, 0.01)  # a prior's, not the message's: no record
-    assert with_mates([proposed], within, big, of, record)[1].chance == pytest.approx(0.01 * 3 / 5)
+    assert with_mates([proposed], within, big, of, record)[1].chance == pytest.approx(0.01 / 2)
 
 
 def test_older_sessions_count_less() -> None:
