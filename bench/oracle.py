@@ -40,7 +40,11 @@ class OracleSignals:
         return out
 
     def past_requests(
-        self, vectors: NDArray[np.float32], weights: Any = None, session: Any = None
+        self,
+        vectors: NDArray[np.float32],
+        weights: Any = None,
+        session: Any = None,
+        fresh: bool = True,
     ) -> dict[str, float]:
         """Not simulated."""
         return {}

@@ -66,6 +66,7 @@ def test_a_later_turn_keeps_its_flow_limits(traced: dict[str, Any]) -> None:
     assert set(calls) == {"prepare", "load_tools", "tool-used", "turn-completed"}
     assert calls["prepare"]["begin"] <= 2, f"a prepare reads once and writes once: {calls}"
     assert calls["prepare"]["session write"] == 1, f"a prepare writes its session once: {calls}"
+    assert calls["load_tools"]["begin"] == 1, f"a search reads what prepare read: {calls}"
     assert all(c["commit"] <= 1 for c in calls.values()), f"one commit per public call: {calls}"
     assert all(c["session write"] <= 1 for c in calls.values()), calls
     assert len(traced["functions"]) <= FUNCTIONS, f"a turn enters {len(traced['functions'])}"

@@ -270,7 +270,7 @@ class AllowedCatalog:
             return found
         stack = np.vstack(vectors)
         stack /= np.maximum(np.linalg.norm(stack, axis=1, keepdims=True), 1e-12)
-        votes = self.signals.past_requests(stack, [1.0] * len(stack), asking[0])
+        votes = self.signals.past_requests(stack, [1.0] * len(stack), asking[0], fresh=False)
         return selector.voted_search(query, found, votes, exclude) if votes else found
 
     def search_lexically(self, query: str, exclude: Collection[str] = ()) -> list[Candidate]:

@@ -190,6 +190,7 @@ class StoreSignals:
         self._lock = threading.Lock()
         self._last: tuple[Any, NDArray[np.float32]] | None = None
         self._needs: tuple[int, _Needs] | None = None  # (rows version, what they spread)
+        self._newest: int | None = None  # the newest id stored at the last read
         self._used: tuple[int, Explained | None, tuple[Used, Found]] | None = None
         self._missed: tuple[Explained, dict[int, frozenset[str]]] | None = None  # rows' finds
 
@@ -221,19 +222,21 @@ class StoreSignals:
         vectors: NDArray[np.float32],
         weights: Sequence[float] | None = None,
         session: str | None = None,
+        fresh: bool = True,
     ) -> dict[str, float]:
         """Votes of the nearest past turns: similarity-weighted share of them that used a tool.
 
         A past turn is asked when it is at least :data:`PAST_MIN_SIMILARITY` close to one of the
         messages; that message's weight (default: the latest 1, each earlier one half) then
         scales its vote, so an earlier request still finds its past turns at full similarity.
-        Turns ``session`` taught never vote.
+        Turns ``session`` taught never vote. Without ``fresh`` the rows last read answer (read
+        once if none were).
         """
         query = np.asarray(vectors, np.float32)
         if query.ndim != 2 or not len(query):
             return {}
         try:
-            newest = self.refresh()
+            newest = self.refresh() if fresh or self._newest is None else self._newest
         except Exception as exc:  # noqa: BLE001 - hints must never cost the turn
             log.debug("tooltray: past requests unavailable: %s", exc)
             return {}
@@ -350,6 +353,7 @@ class StoreSignals:
         with self._lock:
             self._rows.drop_below(clock.oldest)
             self._append(fresh)
+            self._newest = clock.newest
         return clock.newest
 
     def _append(self, rows: list[PastRequest]) -> None:

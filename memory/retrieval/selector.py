@@ -89,6 +89,7 @@ class SelectionSignals(Protocol):
         vectors: NDArray[np.float32],
         weights: Sequence[float] | None = None,
         session: str | None = None,
+        fresh: bool = True,
     ) -> dict[str, float]:
         """Votes in [0, 1] from the past turns nearest to ``vectors``.
 
@@ -98,6 +99,8 @@ class SelectionSignals(Protocol):
             weights: how much each message counts (the conversation's decay; default: the
                 latest 1, each earlier one half).
             session: the asking session: its own past turns do not vote.
+            fresh: read what other processes learned first; ``False`` within a turn whose
+                prepare already read it (a ``load_tools`` search: no transaction of its own).
         """
         ...
 
@@ -125,6 +128,7 @@ class NoSignals:
         vectors: NDArray[np.float32],
         weights: Sequence[float] | None = None,
         session: str | None = None,
+        fresh: bool = True,
     ) -> dict[str, float]:
         """Always empty."""
         return {}
@@ -166,6 +170,7 @@ class SessionSignals:
         vectors: NDArray[np.float32],
         weights: Sequence[float] | None = None,
         session: str | None = None,
+        fresh: bool = True,
     ) -> dict[str, float]:
         """The inner votes of every other session (once per question)."""
         asked = (
@@ -175,7 +180,7 @@ class SessionSignals:
             session,
         )
         if asked not in self.answers:
-            inner = self.inner.past_requests(vectors, weights, session or self.session)
+            inner = self.inner.past_requests(vectors, weights, session or self.session, fresh)
             self.answers[asked] = inner
         return self.answers[asked]
 

@@ -45,6 +45,7 @@ class TableSignals:
         vectors: NDArray[np.float32],
         weights: Sequence[float] | None = None,
         session: str | None = None,
+        fresh: bool = True,
     ) -> dict[str, float]:
         self.shapes.append(vectors.shape)
         self.weights.append(list(weights or []))
