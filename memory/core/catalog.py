@@ -36,7 +36,7 @@ from tooltray.memory.core.policy import (
 from tooltray.memory.core.policy import opening as open_picks
 from tooltray.memory.core.prompt import PromptView, bundle_menu, defers, note, text_block
 from tooltray.memory.core.session import MODE_ALL, MODE_SELECTED, SessionState
-from tooltray.memory.embedders.base import Progress
+from tooltray.memory.embedders.base import Progress, normalise
 from tooltray.memory.learning.lessons import Embedded
 from tooltray.memory.learning.usage import (
     Explained,
@@ -268,8 +268,7 @@ class AllowedCatalog:
                 vectors.append(np.asarray(known[1], np.float32))
         if not vectors:
             return found
-        stack = np.vstack(vectors)
-        stack /= np.maximum(np.linalg.norm(stack, axis=1, keepdims=True), 1e-12)
+        stack = normalise(np.vstack(vectors))
         votes = self.signals.past_requests(stack, [1.0] * len(stack), asking[0], fresh=False)
         return selector.voted_search(query, found, votes, exclude) if votes else found
 

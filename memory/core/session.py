@@ -122,6 +122,12 @@ class SessionState:
         return self.snapshot.turn
 
     @property
+    def unlearned(self) -> list[str]:
+        """The user messages since the turn's last lesson (the latest one if none): where the
+        turn's request is read, by its lesson and by its searches' learned votes alike."""
+        return self.user_texts[self.learned_upto :] or self.user_texts[-1:]
+
+    @property
     def fallback_turn(self) -> int | None:
         """The turn a ``fallback`` is active for, if any (the fallback meta-tool sets it)."""
         return self.marks.fallback_turn

@@ -23,6 +23,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import partial
+from itertools import filterfalse
 from operator import attrgetter
 from typing import Any, Literal
 
@@ -600,8 +601,7 @@ class ToolLoaderTrinket:
         tools, state.taught = state.taught, []
         if not tools:  # the request stays pending: its tools may be called a turn later
             return None
-        users = state.user_texts[state.learned_upto :] or state.user_texts[-1:]
-        asked, state.learned_upto = self.catalog.request(users), len(state.user_texts)
+        asked, state.learned_upto = self.catalog.request(state.unlearned), len(state.user_texts)
         return lesson(self.settings, turn, tools, *asked)
 
     def _on_compacted(self, sender: Any, payload: p.ContextCompacted, **_: Any) -> None:
@@ -750,7 +750,7 @@ class ToolLoaderTrinket:
         if s.reveal != "append" or prefix is None or not added or defers(s.path, s.reveal, meta):
             return text
         inside = set(prefix)
-        fresh = [n for n in added if n not in inside]
+        fresh = [*filterfalse(inside.__contains__, added)]  # no comprehension: one code object
         shown = note(self.catalog.shown(self.catalog.prepared().pick(fresh)), s.path != "text")
         if not shown:
             return text
@@ -766,9 +766,8 @@ class ToolLoaderTrinket:
     def _search(self, state: SessionState, query: str) -> list[Candidate]:
         """The catalog's search for ``load_tools``; lexical while the embedder is down."""
         loaded = set(state.snapshot.names())
-        turn = state.user_texts[state.learned_upto :] or state.user_texts[-1:]  # as a lesson's
         try:
-            return self.catalog.search(query, loaded, (state.session_id, turn))
+            return self.catalog.search(query, loaded, (state.session_id, state.unlearned))
         except TooltrayError as exc:
             self._degrade(state, "selection", exc)
             return self.catalog.search_lexically(query, loaded)

@@ -391,8 +391,8 @@ def load_tools(
     turn whose fallback answered with a directory, a bundle named from it loads past ``hard_max``
     too (as the fallback's own loads do). The set still never shrinks mid-session."""
     out = Outcome(Changes(), "", query=request.query, asked=request.names)
-    wanted, unknown, named = _resolve_names(registry, state, request.names, out)
-    named = set(wanted) if state.fallback_turn == state.turn else named
+    wanted, unknown, alone = _resolve_names(registry, state, request.names, out)
+    past_cap = set(wanted) if state.fallback_turn == state.turn else alone
     if request.query:
         wanted += [c.name for c in search(request.query) if registry.is_allowed(c.name)]
     loaded = state.snapshot.names()
@@ -401,7 +401,7 @@ def load_tools(
     for name in dict.fromkeys(wanted):
         if name in held and not _is_fallback(state, name):
             continue
-        if room <= 0 and name not in named:
+        if room <= 0 and name not in past_cap:
             out.refused.append(name)
             out.changes.events.append(_refuse(state, name, f"loaded set is full ({hard_max})"))
             continue

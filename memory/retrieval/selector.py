@@ -30,6 +30,7 @@ from tooltray.memory.embedders import (
     OpenAIEmbedder,
     Progress,
     default_embedder,
+    normalise,
 )
 from tooltray.memory.embedders.filecache import shared
 from tooltray.memory.learning.usage import Explained, Usage
@@ -719,9 +720,7 @@ class IndexSelector:
         if not have:
             return None
         vectors, kept = zip(*have, strict=True)
-        stack = np.vstack(vectors).astype(np.float32)
-        stack /= np.maximum(np.linalg.norm(stack, axis=1, keepdims=True), 1e-12)
-        learned = signals.past_requests(stack, list(kept))
+        learned = signals.past_requests(normalise(np.vstack(vectors)), list(kept))
         return vote_row(learned, self.index.position, len(self.index.names))
 
     def _companions(
