@@ -337,7 +337,9 @@ def with_mates(
     mates = {t: server[s] * w for t, (s, w) in within.items() if s in server}
     have = {c.name for c in picks}
     out = [raised_to(c, mates[c.name]) if c.name in mates else c for c in picks]
-    extra = sorted(((n, c) for n, c in mates.items() if n not in have), key=lambda kv: -kv[1])
+    extra = sorted(
+        ((n, c) for n, c in mates.items() if n not in have), key=lambda kv: (-kv[1], kv[0])
+    )
     return out + [Candidate(n, "usage", None, c) for n, c in extra]
 
 

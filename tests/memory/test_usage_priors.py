@@ -381,6 +381,10 @@ def test_a_picks_server_brings_its_habitual_mates_at_the_servers_chance() -> Non
     added = with_mates([top], {**within, "p_dl": ("papers", 0.4)}, NEEDED_TOOLS, OF)
     assert [c.name for c in added] == ["p_read", "p_search", "p_dl"]  # likelier mates first
     assert added[1].score is None and added[1].source == "usage"
+    tied = {"p_search": ("papers", 0.5), "p_dl": ("papers", 0.5)}  # set order in, name order out
+    for shares in (tied, dict(reversed(tied.items()))):
+        order = [c.name for c in with_mates([top], shares, NEEDED_TOOLS, OF)]
+        assert order == ["p_read", "p_dl", "p_search"]
 
 
 @pytest.mark.no_embedder
