@@ -65,7 +65,7 @@ def analyse(trinket: Any, registry: Any, row: dict[str, Any]) -> dict[str, Any]:
     """One cold search: hit, and the ranks and facts behind it."""
     selector = trinket.catalog.selector()
     index = selector.index
-    answer = [c.name for c in selector.search(row["query"], ())]
+    answer = [c.name for c in selector.search(row["query"], ()) if not c.mention]
     ask = selector._reader.read(row["query"])
     i = index.position[row["tool"]]
     scored = index.score(ask.text, query_vector=selector._vector(ask.text))[0]

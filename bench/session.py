@@ -123,19 +123,17 @@ def _bundle_of(trinket: ToolLoaderTrinket, tool: str) -> str | None:
 def _recover(
     trinket: ToolLoaderTrinket, sid: str, turn: Turn, tool: str, tried: set[str], seen: list[str]
 ) -> tuple[str, str] | None:
-    """The simulated model's next escape for ``tool``: a query, its bundle, the fallback, then
-    its name from the fallback's directory; ``None`` once none is left.
+    """The simulated model's next escape for ``tool``: a query, its bundle where the menu shows
+    it, its name or bundle where an answer showed it, the fallback; ``None`` once none is left.
 
     It never names a tool it was not shown: first ``load_tools`` with the user's request as the
     query, then the bundle the menu lists for it (the menu is in the prompt on every path; the
-    text path's block says how to load a bundle), then every tool (``load_tools(["*"])``). A
-    bundle the budgeted menu leaves out is not named. A fallback that answers with the names
-    directory instead of every listing (a large catalog) shows the tool's name: the model loads
-    it by that name; one that lists the bundles alone (a catalog too large to name) shows its
-    bundle: the model loads that bundle. A tool an answer named without loading it (a full
-    set's refusal lists a bundle's members) the model loads by that name before it asks for
-    every tool. Returns the escape's kind and the meta-tool's answer (one call each); ``seen``
-    collects the turn's load answers.
+    text path's block says how to load a bundle); a bundle the budgeted menu leaves out is not
+    named. Then a tool by its name where an answer named it (a full set's refusal lists a
+    bundle's members; a fallback's names directory), or its bundle where an answer's bundles
+    line lists it (a search's next matches', a fallback's directory of bundles), then every tool
+    (``load_tools(["*"])``). Returns the escape's kind and the meta-tool's answer (one call
+    each); ``seen`` collects the turn's load answers.
     """
     if "query" not in tried:
         tried.add("query")
@@ -151,15 +149,15 @@ def _recover(
     if f"name:{tool}" not in tried and any(named.search(text) for text in seen):
         tried.add(f"name:{tool}")
         return "name", trinket.handle_meta(sid, LOAD_TOOLS, {"tools": [tool]})
-    if "fallback" not in tried:
-        tried.add("fallback")
-        seen.append(trinket.handle_meta(sid, LOAD_TOOLS, {"tools": [EVERY_TOOL]}))
-        return "fallback", seen[-1]
     name = re.escape(bundle or "")  # a line of its own, or on the bundles line (stop 42)
     listed_bundle = re.compile(rf"^- {name} \(\d+ tools?\)$|^- bundles: (.*, )?{name}(,|$)", re.M)
     if bundle and f"bundle:{bundle}" not in tried and any(map(listed_bundle.search, seen)):
         tried.add(f"bundle:{bundle}")
         return "bundle", trinket.handle_meta(sid, LOAD_TOOLS, {"tools": [bundle]})
+    if "fallback" not in tried:
+        tried.add("fallback")
+        seen.append(trinket.handle_meta(sid, LOAD_TOOLS, {"tools": [EVERY_TOOL]}))
+        return "fallback", seen[-1]
     return None
 
 

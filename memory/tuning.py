@@ -72,6 +72,10 @@ SERVER_K = 8
 #: a full load_tools answer takes up to TIE_K more tools scoring at least TIE_SHARE of its best
 TIE_K = 3
 TIE_SHARE = 0.85
+#: a load_tools answer names the bundles of its next MENTION_K matches the menu does not name,
+#: at most MENTION_BUNDLES of them (session)
+MENTION_K = 20
+MENTION_BUNDLES = 5
 #: at most this many loaded tools named when a load_tools query matches only loaded ones
 LOADED_K = 3
 

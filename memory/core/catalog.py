@@ -118,8 +118,8 @@ class Prepared:
     implicit: dict[str, float] | None = None
     #: which tools a past request would have found itself (what usage priors leave uncounted)
     explained: Explained | None = None
-    #: the bundles the menu names (read off the menu once, at the first fallback that asks)
-    named: frozenset[str] | None = None
+    #: the bundles the menu names (read off the menu once, with it)
+    named: frozenset[str] = frozenset()
 
     #: prefix views rendered for this catalog (see ``trinket._prefix``), a few hundred at most
     prefixes: dict[tuple[Any, ...], PromptView] = field(default_factory=dict)
@@ -182,6 +182,7 @@ class AllowedCatalog:
             self._prepared = Prepared(key, tokens, eager, menu, fixed, spans=spans, priced=priced)
             self._prepared.allowed = {s.name: s for s in self.registry.allowed()}
             self._prepared.profile = profile_named(self.settings.cost_profile)
+            self._prepared.named = frozenset(listed(menu))
         return self._prepared
 
     def shown(self, specs: Sequence[ToolSpec]) -> list[ToolSpec]:
@@ -206,12 +207,9 @@ class AllowedCatalog:
         return self.prepared().menu
 
     def named(self) -> frozenset[str]:
-        """The bundles the menu names (a fallback's directory of bundles need not repeat them):
-        read off the menu once per catalog, as a directory fallback asks twice a call."""
-        cat = self.prepared()
-        if cat.named is None:
-            cat.named = frozenset(listed(cat.menu))
-        return cat.named
+        """The bundles the menu names: a fallback's directory of bundles need not repeat them,
+        nor a search's answer its next matches' bundles."""
+        return self.prepared().named
 
     def eager_tokens(self) -> int:
         """Tokens of the tool part had every allowed tool been exposed."""

@@ -21,6 +21,7 @@ from typing import Any, Literal, Protocol
 
 from tooltray.memory.retrieval.scoring import ALWAYS, Candidate
 from tooltray.memory.store.records import Changes, HistoryEvent, Load, SessionSnapshot, Unload
+from tooltray.memory.tuning import MENTION_BUNDLES
 from tooltray.tools.errors import (
     MetaToolArgumentError,
     ToolNotAllowedError,
@@ -319,6 +320,7 @@ class Outcome:
     refused: list[str] = field(default_factory=list)
     query: str | None = None
     asked: tuple[str, ...] = ()  # the tool and bundle names a load named, as the model wrote them
+    mentioned: list[str] = field(default_factory=list)  # bundles of a search's next matches
     #: the escape hatch the call was (``None``: not one), and whether it opens the turn's fallback
     escape: Escape | None = None
     opens_fallback: bool = False
@@ -382,6 +384,7 @@ def load_tools(
     request: LoadRequest,
     search: Search,
     hard_max: int,
+    named: Collection[str] = (),
 ) -> Outcome:
     """Append the named tools, bundles' members and query matches to the loaded set.
 
@@ -389,12 +392,15 @@ def load_tools(
     names alone: that one loads past it, so a full set answers a refused bundle with its
     members' names and the model loads the one it needs, not the fallback's directory. In a
     turn whose fallback answered with a directory, a bundle named from it loads past ``hard_max``
-    too (as the fallback's own loads do). The set still never shrinks mid-session."""
+    too (as the fallback's own loads do). The set still never shrinks mid-session. A query's
+    answer also names the bundles of its next matches that the menu does not (``named``): where
+    the needed tool's server is in neither, the model loads it from there, not from the
+    fallback's directory (a round trip and ~700 tokens on mcp300; ``bench/README.md``, stop 44)."""
     out = Outcome(Changes(), "", query=request.query, asked=request.names)
     wanted, unknown, alone = _resolve_names(registry, state, request.names, out)
     past_cap = set(wanted) if state.fallback_turn == state.turn else alone
-    if request.query:
-        wanted += [c.name for c in search(request.query) if registry.is_allowed(c.name)]
+    found = search(request.query) if request.query else ()
+    wanted += [c.name for c in found if not c.mention and registry.is_allowed(c.name)]
     loaded = state.snapshot.names()
     held = set(loaded)  # the set does not change while the call decides
     room = hard_max - len(loaded)
@@ -409,6 +415,7 @@ def load_tools(
         out.added.append(name)
         room -= 1
     already = [n for n in dict.fromkeys(wanted) if n in held and n not in out.added]
+    out.mentioned = [c.name for c in found if c.mention and c.name not in named][:MENTION_BUNDLES]
     out.text = _load_text(out, already, unknown, request.query, hard_max)
     return out
 
@@ -419,6 +426,8 @@ def _is_fallback(state: SessionState, name: str) -> bool:
 
 LOADED = "Loaded: {}. They are callable on your next step."
 """What a load answer says it loaded (the names, joined by commas)."""
+MENTIONED = "Bundles of the next matches (load one by name if it fits):\n- bundles: {}"
+"""The bundles of a search's next matches that the menu does not name."""
 LISTED = "Loaded {} tool{}, listed below. They are callable on your next step."
 """The same when the answer's reveal note lists each loaded tool on its own line, name first:
 how many, so no name is paid for twice."""
@@ -439,7 +448,8 @@ def _load_text(
         )
     if not parts:
         parts.append(f"Nothing matched {query!r}." if query else "Nothing to load.")
-    return " ".join(parts)
+    text = " ".join(parts)
+    return f"{text}\n{MENTIONED.format(', '.join(out.mentioned))}" if out.mentioned else text
 
 
 def _unload_names(registry: ToolRegistry, names: Sequence[str], loaded: set[str]) -> list[str]:
@@ -599,7 +609,9 @@ class MetaCall:
 def _load(call: MetaCall) -> Outcome:
     request = parse_load(call.arguments)
     if EVERY_TOOL not in request.names:
-        out = load_tools(call.registry, call.state, request, call.search, call.hard_max)
+        out = load_tools(
+            call.registry, call.state, request, call.search, call.hard_max, call.named()
+        )
         out.escape = "load_tools"
         return out
     shown = call.answer()

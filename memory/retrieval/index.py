@@ -13,7 +13,7 @@ values": bundles).
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -426,6 +426,25 @@ class ToolIndex:
         top = float(final[order[0]]) if order else 0.0
         return [self._hit(i, final, s, r, top) for r, i in enumerate(order)]
 
+    def _positions(self, names: Iterable[str]) -> Iterator[int]:
+        """The index positions of ``names``, less those not in the index."""
+        return map(self.position.__getitem__, filter(self.position.__contains__, names))
+
+    def beyond(
+        self, query: QueryLike, k: int, *, query_vector: Any = None, exclude: Collection[str] = ()
+    ) -> list[str]:
+        """The bundles of the ``k`` best tools for ``query`` past ``exclude``, best first, by the
+        hybrid score :meth:`picks` ranks on, with no bar: what a search names past its answer."""
+        q = self.as_query(query)
+        if parse_select(q.text) is not None:
+            return []
+        s, required = self.score(q, "hybrid", query_vector)
+        final = self._final(s, required, lift=True).copy()
+        final[[*self._positions(exclude)]] = -np.inf
+        order = np.argsort(-final, kind="stable")[:k]
+        order = order[np.isfinite(final[order])]
+        return [*dict.fromkeys(filter(None, map(self.bundles.of.__getitem__, order)))]
+
     def picks(
         self,
         query: QueryLike,
@@ -454,7 +473,7 @@ class ToolIndex:
             return self._select(selected)[:max_tools]
         s, required = self.score(q, "hybrid", query_vector)
         final = self._final(s, required, lift=True)
-        skip = {self.position[n] for n in exclude if n in self.position}
+        skip = set(self._positions(exclude))
         kin = self._beside_excluded(final, skip, siblings)
         if skip:
             final = final.copy()

@@ -326,12 +326,14 @@ ALWAYS: tuple[Source, ...] = ("core", "pinned")
 class Candidate:
     """A tool proposed for the loaded set, with why (``source``) and how strongly (``score``);
     ``chance``: its chance of being needed where a signal knows it apart from the score (a
-    usage prior), which the opening's pricing takes when it is the larger."""
+    usage prior), which the opening's pricing takes when it is the larger. A ``mention`` is the
+    bundle of a search's match past its answer: named to the model, not loaded."""
 
     name: str
     source: Source
     score: float | None = None
     chance: float | None = None
+    mention: bool = False
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
+from itertools import filterfalse
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -59,6 +61,7 @@ from tooltray.memory.tuning import (
     GROW_SUPPORT,
     LOADED_K,
     MAX_MESSAGES,
+    MENTION_K,
     NOW_OWN_MIN,
     NOW_VOTE_MIN,
     PAST_WEIGHT,
@@ -426,16 +429,18 @@ def with_votes(
     job, and what sessions with such a request went on to use is known. They take no match's
     place: past sessions used many tools, and in their places they crowded out the match the
     model asked for (``bench/README.md``, "searches with history", which prices the larger
-    answer).
+    answer). The answer's mentions (bundles named, not loaded) stay last.
     """
-    have = {c.name for c in found}
+    matches = [*filterfalse(attrgetter("mention"), found)]
+    have = {c.name for c in matches}
     fresh = sorted(
         (-vote, name)
         for name, vote in votes.items()
         if vote >= VOTE_MIN and name not in have and name not in exclude
-    )[: len(found) // 2]
-    top = max((c.score or 0.0 for c in found), default=0.0)
-    return [*found, *(Candidate(name, "semantic", -neg * top) for neg, name in fresh)]
+    )[: len(matches) // 2]
+    top = max((c.score or 0.0 for c in matches), default=0.0)
+    voted = (Candidate(name, "semantic", -neg * top) for neg, name in fresh)
+    return [*matches, *voted, *filter(attrgetter("mention"), found)]
 
 
 def growth(score: Row, extra: Row, loaded: Sequence[int], current: Row | None = None) -> list[int]:
@@ -562,7 +567,9 @@ class IndexSelector:
     def _answer(self, query: str, exclude: Collection[str], vector: Any = None) -> list[Candidate]:
         """A ``load_tools`` answer, dense or lexical alike: none of ``exclude``, and with it no
         bundle-mates fill the places the bar leaves; a server's aliases share a place
-        (:mod:`~tooltray.memory.retrieval.places`)."""
+        (:mod:`~tooltray.memory.retrieval.places`). Then, as mentions, the bundles of the next
+        ``MENTION_K`` matches: where the needed tool's server is in neither the answer nor the
+        menu, the model loads it from there instead of asking for every tool's directory."""
         pick = partial(self.index.picks, query, query_vector=vector, exclude=exclude)
         hits = pick(SEARCH_K, pull=not exclude, siblings=SEARCH_K)
         if self._twins.of:  # a catalog without aliases (most) skips both steps
@@ -570,7 +577,10 @@ class IndexSelector:
             if doubles:
                 hits = pick(SEARCH_K + doubles, pull=not exclude, siblings=SEARCH_K)
             hits = self._with_twins(hits, exclude)
-        return _candidates(hits + self._ties(pick, hits))
+        found = _candidates(hits + self._ties(pick, hits))
+        skip = {*exclude, *map(attrgetter("name"), found)}
+        more = self.index.beyond(query, MENTION_K, query_vector=vector, exclude=skip)
+        return found + [*map(partial(Candidate, source="semantic", mention=True), more)]
 
     def _with_twins(self, hits: list[Hit], exclude: Collection[str]) -> list[Hit]:
         """``hits`` with each one's aliases (not in ``exclude``) beside it."""
@@ -586,11 +596,11 @@ class IndexSelector:
         """Up to ``TIE_K`` tools past a full answer's ``SEARCH_K`` places that score within
         ``TIE_SHARE`` of its best: near ties are a guess between look-alikes (``convert_speed``,
         ``convert_pressure``), and a wrong guess costs the model another search."""
-        best = max((h.score for h in hits), default=0.0)
+        best = max(map(attrgetter("score"), hits), default=0.0)
         if len(hits) < SEARCH_K or best <= 0:
             return []
         more = pick(SEARCH_K + TIE_K, pull=False)
-        have, bar = {h.name for h in hits}, TIE_SHARE * best
+        have, bar = set(map(attrgetter("name"), hits)), TIE_SHARE * best
         return [h for h in more if h.name not in have and h.score >= bar][:TIE_K]
 
     def search(
@@ -657,7 +667,8 @@ class IndexSelector:
         ``load_tools`` answers that they are loaded, not that nothing matched."""
         if not exclude:
             return []
-        return [c for c in self._fresh(ask, (), vector) if c.name in exclude][:LOADED_K]
+        found = self._fresh(ask, (), vector)
+        return [c for c in found if c.name in exclude and not c.mention][:LOADED_K]
 
     def _within(self, ask: Ask, exclude: Collection[str], vector: Any) -> list[Candidate]:
         """The best ``SERVER_K`` tools of the bundles a server line names, none of ``exclude``:
@@ -786,8 +797,9 @@ class IndexSelector:
         chosen += voted(votes, chosen)[: max(k - len(chosen), 0)]
         out = self._scored(chosen, final)
         strong = [idx.names[i] for i in chosen if final[i] >= COMPANION_FROM * top]
-        out += self._companions(signals, strong, top, {c.name for c in out})[: k - len(out)]
-        taken = {c.name for c in out}
+        have = set(map(attrgetter("name"), out))
+        out += self._companions(signals, strong, top, have)[: k - len(out)]
+        taken = set(map(attrgetter("name"), out))
         pulled = [i for i in mates(chosen, final, idx.bundles) if idx.names[i] not in taken]
         return out + self._scored(pulled, final)[: k - len(out)]
 
