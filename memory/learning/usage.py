@@ -320,11 +320,11 @@ def with_mates(
     as the server's ``record`` says (:meth:`Usage.servers_found`: how often a request that found
     the server's tools used the server; for a pick the message made, not one a prior alone
     proposes), and a tool of that server as often as that times its share beside another of
-    the server's tools (:meth:`Usage.within`). Any pick vouches for its server
-    (``bundle_of``), habitual or not. Raises a pick to that chance, or adds the mate
-    with it (no score: the message did not pick it); the price decides. A server's tools go
-    together far more than a catalog's do (a paper search's search, download and read; a map's
-    geocoder and its place search)."""
+    the server's tools (:meth:`Usage.within`), as far as :func:`one_escape` leaves it. Any pick
+    vouches for its server (``bundle_of``), habitual or not. Raises a pick to that chance, or
+    adds the mate with it (no score: the message did not pick it); the price decides. A
+    server's tools go together far more than a catalog's do (a paper search's search, download
+    and read; a map's geocoder and its place search)."""
     scored = [c.score for c in picks if c.score is not None]
     top = max(scored) if scored else 0.0
     known = record or {}
@@ -334,13 +334,32 @@ def with_mates(
             found = known.get(home, 0.0) if c.score is not None else 0.0
             chance = max(needed(c.score or 0.0, top, size), c.chance or 0.0, found)
             server[home] = max(server.get(home, 0.0), chance)
-    mates = {t: server[s] * w for t, (s, w) in within.items() if s in server}
+    claim = one_escape(within)
+    mates = {t: server[s] * claim[t] for t, (s, _) in within.items() if s in server}
     have = {c.name for c in picks}
     out = [raised_to(c, mates[c.name]) if c.name in mates else c for c in picks]
     extra = sorted(
         ((n, c) for n, c in mates.items() if n not in have), key=lambda kv: (-kv[1], kv[0])
     )
     return out + [Candidate(n, "usage", None, c) for n, c in extra]
+
+
+def one_escape(within: Mapping[str, tuple[str, float]]) -> dict[str, float]:
+    """Tool -> the part of its share beside (:meth:`Usage.within`) that it may claim: the
+    likeliest mates of a server first, until their shares reach 1, the rest what is left.
+
+    The opening prices each pick alone, as if holding it saved an escape with its chance; but
+    one escape (the server's bundle, or a search naming it) brings whichever mates of a server
+    the session turns out to need, so together they save at most one, and only when the server
+    is needed: their chances sum to at most the server's. A server whose mates' shares sum
+    under 1 (a filesystem's ``write_file`` beside ``read_file``) keeps them whole; one with many
+    (a domain server's getters, each used beside in the same few sessions) its likeliest few."""
+    spent: dict[str, float] = {}
+    out: dict[str, float] = {}
+    for tool, (server, share) in sorted(within.items(), key=lambda kv: (-kv[1][1], kv[0])):
+        out[tool] = min(share, max(0.0, 1.0 - spent.get(server, 0.0)))
+        spent[server] = spent.get(server, 0.0) + share
+    return out
 
 
 def raised_to(pick: Candidate, chance: float) -> Candidate:

@@ -26,6 +26,7 @@ from tooltray.memory.learning.usage import (
     found_priors,
     members,
     merged,
+    one_escape,
     priors,
     usage_of,
     usual,
@@ -366,18 +367,18 @@ def test_a_picks_server_brings_its_habitual_mates_at_the_servers_chance() -> Non
     """A mate's chance is its server's (the best chance among the server's picks) times its
     share within the server: a pick is raised to it, a tool the message did not pick joins
     with it; a server with no pick brings nothing."""
-    within = {"p_search": ("papers", 0.6), "p_read": ("papers", 0.5), "m_geo": ("maps", 0.8)}
+    within = {"p_search": ("papers", 0.6), "p_read": ("papers", 0.3), "m_geo": ("maps", 0.8)}
     top, other = Candidate("p_read", "semantic", 2.0), Candidate("x", "semantic", 1.0)
     low = Candidate("p_search", "semantic", 0.1)
     out = {c.name: c for c in with_mates([top, other, low], within, NEEDED_TOOLS, OF)}
     server = needed(2.0, 2.0, NEEDED_TOOLS)
     assert out["p_search"].chance == pytest.approx(server * 0.6) and out["p_search"].score == 0.1
-    assert out["p_read"].chance == pytest.approx(server * 0.5)
+    assert out["p_read"].chance == pytest.approx(server * 0.3)
     assert "m_geo" not in out and out["x"] == other
-    maps = {**within, "m_route": ("maps", 0.5)}
+    maps = {**within, "m_route": ("maps", 0.2)}
     alone = with_mates([other, Candidate("m_geo", "usage", None, 0.3)], maps, NEEDED_TOOLS, OF)
     assert alone[1].chance == 0.3  # a chance is never lowered
-    assert alone[-1] == Candidate("m_route", "usage", None, pytest.approx(0.3 * 0.5))
+    assert alone[-1] == Candidate("m_route", "usage", None, pytest.approx(0.3 * 0.2))
     added = with_mates([top], {**within, "p_dl": ("papers", 0.4)}, NEEDED_TOOLS, OF)
     assert [c.name for c in added] == ["p_read", "p_search", "p_dl"]  # likelier mates first
     assert added[1].score is None and added[1].source == "usage"
@@ -385,6 +386,25 @@ def test_a_picks_server_brings_its_habitual_mates_at_the_servers_chance() -> Non
     for shares in (tied, dict(reversed(tied.items()))):
         order = [c.name for c in with_mates([top], shares, NEEDED_TOOLS, OF)]
         assert order == ["p_read", "p_dl", "p_search"]
+
+
+@pytest.mark.no_embedder
+def test_a_servers_mates_together_claim_at_most_one_escape() -> None:
+    """One escape brings whichever of a server's mates a session needs, so their chances sum to
+    at most the server's: the likeliest claim their shares until these reach 1, the next what
+    is left, the rest nothing (ties in name order); another server's mates are not touched."""
+    many = {f"b_{n}": ("bio", 0.5) for n in "dcba"} | {"p_dl": ("papers", 0.4)}
+    claim = one_escape(many | {"b_top": ("bio", 0.7)})
+    assert claim == pytest.approx(
+        {"b_top": 0.7, "b_a": 0.3, "b_b": 0.0, "b_c": 0.0, "b_d": 0.0, "p_dl": 0.4}
+    )
+    of = {**OF, **{name: "bio" for name in many if name.startswith("b_")}, "b_pick": "bio"}
+    pick = Candidate("b_pick", "semantic", 2.0)
+    server = needed(2.0, 2.0, NEEDED_TOOLS)
+    out = {c.name: c.chance for c in with_mates([pick], many, NEEDED_TOOLS, of)}
+    assert out["b_a"] == pytest.approx(server * 0.5) and out["b_b"] == pytest.approx(server * 0.5)
+    assert out["b_c"] == out["b_d"] == 0.0 and "p_dl" not in out  # papers has no pick
+    assert sum(c for n, c in out.items() if n != "b_pick") == pytest.approx(server)
 
 
 @pytest.mark.no_embedder
