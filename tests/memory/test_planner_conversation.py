@@ -69,7 +69,8 @@ def planner() -> AllowedCatalog:
 
 
 def names(cands: Sequence[object]) -> list[str]:
-    return [c.name for c in cands]  # type: ignore[attr-defined]
+    """The tools an answer loads (its mentions, bundles named only, left out)."""
+    return [c.name for c in cands if not c.mention]  # type: ignore[attr-defined]
 
 
 def test_a_follow_up_keeps_the_earlier_requests_tool(planner: AllowedCatalog) -> None:
