@@ -133,7 +133,8 @@ def _recover(
     bundle's members; a fallback's names directory), or its bundle where an answer's bundles
     line lists it (a search's next matches', a fallback's directory of bundles), then every tool
     (``load_tools(["*"])``). Returns the escape's kind and the meta-tool's answer (one call
-    each); ``seen`` collects the turn's load answers.
+    each); ``seen`` collects the answers names are read from: the query's, the menu bundles'
+    and the fallback's.
     """
     if "query" not in tried:
         tried.add("query")
