@@ -38,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -50,13 +51,13 @@ import breakdown  # noqa: E402
 import peers  # noqa: E402
 from corpora import (  # noqa: E402
     Conversation,
-    Turn,
     load_conversations,
     load_registry,
     messages_for,
     registries,
 )
 from layout import view_prefix  # noqa: E402
+from mcp_queries import SHAPES  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
@@ -121,24 +122,25 @@ def _bundle_of(trinket: ToolLoaderTrinket, tool: str) -> str | None:
 
 
 def _recover(
-    trinket: ToolLoaderTrinket, sid: str, turn: Turn, tool: str, tried: set[str], seen: list[str]
+    trinket: ToolLoaderTrinket, sid: str, search: str, tool: str, tried: set[str], seen: list[str]
 ) -> tuple[str, str] | None:
     """The simulated model's next escape for ``tool``: a query, its bundle where the menu shows
     it, its name or bundle where an answer showed it, the fallback; ``None`` once none is left.
 
-    It never names a tool it was not shown: first ``load_tools`` with the user's request as the
-    query, then the bundle the menu lists for it (the menu is in the prompt on every path; the
-    text path's block says how to load a bundle); a bundle the budgeted menu leaves out is not
-    named. Then a tool by its name where an answer named it (a full set's refusal lists a
-    bundle's members; a fallback's names directory), or its bundle where an answer's bundles
-    line lists it (a search's next matches', a fallback's directory of bundles), then every tool
-    (``load_tools(["*"])``). Returns the escape's kind and the meta-tool's answer (one call
-    each); ``seen`` collects the answers names are read from: the query's, the menu bundles'
-    and the fallback's.
+    It never names a tool it was not shown: first ``load_tools`` with ``search`` as the query
+    (the user's request, once a turn; or, with ``--searches``, the need's own model-written
+    search, :data:`SEARCHES`), then the bundle the menu lists for it (the menu is in the prompt
+    on every path; the text path's block says how to load a bundle); a bundle the budgeted menu
+    leaves out is not named. Then a tool by its name where an answer named it (a full set's
+    refusal lists a bundle's members; a fallback's names directory), or its bundle where an
+    answer's bundles line lists it (a search's next matches', a fallback's directory of
+    bundles), then every tool (``load_tools(["*"])``). Returns the escape's kind and the
+    meta-tool's answer (one call each); ``seen`` collects the answers names are read from: the
+    queries', the menu bundles' and the fallback's.
     """
-    if "query" not in tried:
-        tried.add("query")
-        seen.append(trinket.handle_meta(sid, LOAD_TOOLS, {"query": turn.query}))
+    if f"query:{search}" not in tried:
+        tried.add(f"query:{search}")
+        seen.append(trinket.handle_meta(sid, LOAD_TOOLS, {"query": search}))
         return "query", seen[-1]
     bundle = _bundle_of(trinket, tool)
     shown = bundle in listed(trinket.catalog.menu()) if bundle else False
@@ -184,7 +186,8 @@ def run_turn(
     seen: list[str] = []
     for tool in gold:
         while tool not in view.loaded:
-            step = _recover(trinket, session_id, turn, tool, tried, seen)
+            search = SEARCHES.get((conv.id, turn.number, tool), turn.query)
+            step = _recover(trinket, session_id, search, tool, tried, seen)
             if step is None:
                 break
             kind, answer = step
@@ -228,6 +231,9 @@ def turn_note(view: PromptView) -> str:
     return notes.get(view.turn, "")
 
 
+SearchMap = dict[tuple[str, int, str], str]  # (conversation, turn number, tool) -> its search
+SEARCHES: SearchMap = {}  # ``--searches``: each need's model-written search, ``model_searches``
+SEARCH_SHAPE = ["request"]  # ``--searches`` as given, for the ``--restart`` subprocesses
 BREAKDOWN: list[bool] = []  # ``--breakdown``: label every priced segment (breakdown.py)
 ORACLE: dict[str, Any] = {}  # bench-only: ``--oracle`` sets "signals" per measured fold
 
@@ -311,7 +317,7 @@ def replay_subprocess(
     for k in range(max(len(c.turns) for c in convs)):
         args = [sys.executable, str(HERE), "--worker", "--db", url, "--data", str(data)]
         args += ["--corpus", corpus, "--turn", str(k), "--settings", json.dumps(settings)]
-        args += ["--convs", json.dumps(ids)]
+        args += ["--convs", json.dumps(ids), "--searches", SEARCH_SHAPE[0]]
         done = subprocess.run(args, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             raise RuntimeError(f"worker for turn {k} failed:\n{done.stderr[-3000:]}")
@@ -325,6 +331,7 @@ def worker(
 ) -> None:
     """Subprocess entry: play turn ``turn`` of the named conversations, print JSON lines."""
     registry, names = load_registry(data, corpus)
+    SEARCHES.update(model_searches(data, corpus, names, SEARCH_SHAPE[0]))
     wanted = set(convs)
     chosen = [c for c in load_conversations(data, corpus, names) if c.id in wanted]
     with open_trinket(registry, url, settings) as trinket:
@@ -705,6 +712,9 @@ def run_corpus(
     """Every requested history for one corpus on both paths."""
     registry, names = load_registry(data, corpus)
     convs = load_conversations(data, corpus, names)
+    SEARCH_SHAPE[:] = [opts.searches]
+    SEARCHES.clear()
+    SEARCHES.update(model_searches(data, corpus, names, opts.searches))
     if opts.quick:
         convs = convs[:QUICK_CONVERSATIONS]
     elif opts.sample:
@@ -736,6 +746,23 @@ def run_corpus(
         if opts.restart:
             runs[f"{corpus}/{path}/restart"] = restart_check(data, corpus, registry, convs, stores)
     return runs, curves
+
+
+def model_searches(data: Path, corpus: str, names: dict[str, str], shape: str) -> SearchMap:
+    """Each needed tool's model-written search (the corpus's ``searches.jsonl``, written by
+    ``mcp_queries.py``) in ``shape``; ``mixed``: one shape a need, chosen by a hash of the need,
+    so each shape is about a quarter of them (a model's habits vary). ``{}`` for ``request``
+    or a corpus without searches: the model queries with the user's request."""
+    path = data / corpus / "searches.jsonl"
+    if shape == "request" or not path.is_file():
+        return {}
+    out: SearchMap = {}
+    for row in (json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()):
+        need = f"{row['turn']}:{row['tool']}"
+        if row["shape"] == (SHAPES[zlib.crc32(need.encode()) % 4] if shape == "mixed" else shape):
+            conv, number = row["turn"].rsplit("_t", 1)
+            out[(conv, int(number), names.get(row["tool"], row["tool"]))] = row["query"]
+    return out
 
 
 def play(
@@ -788,6 +815,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--path", dest="paths", action="append", choices=PATHS)
     parser.add_argument("--restart", action="store_true", help="check restart equality")
     parser.add_argument("--breakdown", action="store_true", help="price per part (breakdown.py)")
+    parser.add_argument(
+        "--searches",
+        choices=("request", "mixed", *SHAPES),
+        default="request",
+        help="the model's query for a missing tool: the user's request once a turn, or the "
+        "need's model-written search (searches.jsonl; mixed = one shape a need)",
+    )
     parser.add_argument(
         "--reveal",
         choices=("append", "prefix"),
@@ -855,6 +889,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.worker:
         corpus = (args.corpus or [CORPORA[0]])[0]
+        SEARCH_SHAPE[:] = [args.searches]
         worker(
             args.data, corpus, args.db, args.turn, json.loads(args.convs), json.loads(args.settings)
         )
