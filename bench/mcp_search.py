@@ -14,7 +14,10 @@ embeddings, and the needed tool is looked for in ``trinket.loaded(session)``:
   also selecting on its text as the gateway does (no user text reaches it otherwise).
 
 ``--past-split`` runs each search on a store that learned from the sessions of the other fold of
-conversations (the session bench's ``--past-split``: a deployment with history).
+conversations (the session bench's ``--past-split``: a deployment with history). ``--searches``
+(with it) says how the history fold's simulated model queried for a missing tool, as the session
+bench's option: the user's request once a turn (``request``, the default), or each need's own
+model-written search (``mixed``: one shape a need), as a real deployment's searches would be.
 
 Also the fixed part each corpus pays on every call: the bundle menu plus the meta-tools'
 definitions, o200k tokens, per path (``fixed`` below).
@@ -33,10 +36,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import session  # noqa: E402
 from corpora import Conversation, load_conversations, load_registry, messages_for  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
-from session import Stores, base_settings, folds, open_trinket  # noqa: E402
+from session import SHAPES, Stores, base_settings, folds, model_searches, open_trinket  # noqa: E402
 
 from tooltray.memory.metatools.meta_tools import LOAD_TOOLS  # noqa: E402
 from tooltray.tools.render import count_tokens  # noqa: E402
@@ -97,13 +101,22 @@ def run_gateway(trinket: Any, seeded: set[str], row: dict[str, Any]) -> bool:
 
 
 def measure(
-    data: Path, corpus: str, path: str, quick: bool, sample: int = 0, past_split: bool = False
+    data: Path,
+    corpus: str,
+    path: str,
+    quick: bool,
+    sample: int = 0,
+    past_split: bool = False,
+    searches_as: str = "request",
 ) -> dict[str, Any]:
     """Every mode for every search of ``corpus`` on ``path``; shares by shape. With
     ``past_split``, each search runs on a store holding the replayed sessions of the other fold
-    of conversations (``session.py``'s ``--past-split``: the deployment's history)."""
+    of conversations (``session.py``'s ``--past-split``: the deployment's history), whose
+    simulated model queried as ``searches_as`` says (``session.model_searches``)."""
     registry, names = load_registry(data, corpus)
     convs = load_conversations(data, corpus, names)
+    session.SEARCHES.clear()
+    session.SEARCHES.update(model_searches(data, corpus, names, searches_as))
     turns = {f"{c.id}_t{t.number}": t for c in convs for t in c.turns}
     searches = sampled(read_searches(data, corpus), QUICK if quick else sample)
     hits: dict[str, dict[str, list[bool]]] = {
@@ -122,6 +135,8 @@ def measure(
                 run_rows(trinket, rows, turns, names, hits)
     head = {"fixed": out["fixed"], "searches": out["searches"], "tools": out["tools"]}
     history = {"history": "past-split"} if past_split else {}
+    if past_split and searches_as != "request":
+        history["history_searches"] = searches_as
     return {**head, "dense": out["dense"], **history, "shares": _shares(hits)}
 
 
@@ -208,7 +223,9 @@ def run_args(data_dir: Path, out_dir: Path, opts: argparse.Namespace) -> dict[st
     for corpus in opts.corpus or CORPORA:
         for path in opts.paths or ["openai", "text"]:
             key = f"{corpus}/{path}" + ("/past-split" if opts.past_split else "")
-            results[key] = measure(data_dir, corpus, path, opts.quick, opts.sample, opts.past_split)
+            results[key] = measure(
+                data_dir, corpus, path, opts.quick, opts.sample, opts.past_split, opts.searches
+            )
     Console(width=170).print(_table(results))
     return {"runs": results}
 
@@ -220,4 +237,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sample", type=int, default=0, help="every n-th search, this many")
     parser.add_argument(
         "--past-split", action="store_true", help="history = the other fold's sessions"
+    )
+    parser.add_argument(
+        "--searches",
+        choices=("request", "mixed", *SHAPES),
+        default="request",
+        help="with --past-split: the history's queries for a missing tool, the user's request "
+        "once a turn or each need's model-written search (mixed = one shape a need)",
     )

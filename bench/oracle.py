@@ -49,6 +49,10 @@ class OracleSignals:
         """Not simulated."""
         return {}
 
+    def past_searches(self, vector: NDArray[np.float32], session: Any = None) -> dict[str, float]:
+        """Not simulated."""
+        return {}
+
     def session_needs(self, growth_miss: float) -> tuple[float, int]:
         """Not simulated."""
         return 0.0, 0

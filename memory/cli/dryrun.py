@@ -99,6 +99,9 @@ class DryStore:
     def past_requests(self, after: int) -> tuple[LearnClock, list[PastRequest]]:
         return self.inner.past_requests(after)
 
+    def past_searches(self, after: int) -> tuple[LearnClock, list[PastRequest]]:
+        return self.inner.past_searches(after)
+
     def prune(self, before: datetime) -> PruneReport:
         raise StoreError("a dry run changes no session: nothing was pruned")
 

@@ -249,7 +249,7 @@ class AllowedCatalog:
 
         Given ``asking`` (the session and the user messages of its turn) and a deployment with
         history, the tools that past sessions went on to use after a request like the query, or
-        like the turn's request, join the matches
+        like the turn's request, or after a search like the query, join the matches
         (:func:`~tooltray.memory.retrieval.selector.with_votes`); without history the answer is
         the query's matches alone.
 
@@ -260,15 +260,24 @@ class AllowedCatalog:
         found = selector.search(query, exclude)
         if asking is None or not found:
             return found
-        vectors = []
-        for known in (selector.vector_of(query), self.request(asking[1])[1]):
+        vectors, asked = [], selector.vector_of(query)
+        for known in (asked, self.request(asking[1])[1]):
             if known is not None:
                 vectors.append(np.asarray(known[1], np.float32))
         if not vectors:
             return found
         stack = normalise(np.vstack(vectors))
-        votes = self.signals.past_requests(stack, [1.0] * len(stack), asking[0], fresh=False)
+        votes = dict(self.signals.past_requests(stack, [1.0] * len(stack), asking[0], fresh=False))
+        searched = self.signals.past_searches(stack[0], asking[0]) if asked else {}
+        for name, vote in searched.items():  # either retriever's vote, on one scale
+            votes[name] = max(vote, votes.get(name, 0.0))
         return selector.voted_search(query, found, votes, exclude) if votes else found
+
+    def query_vector(self, query: str) -> Embedded | None:
+        """A ``load_tools`` query's ``(embedder id, vector)`` for its turn's lesson (``None``
+        when the turn's request gets none: no selector, the embedder down)."""
+        lessons = self._lessons()
+        return lessons.vector_of(query) if lessons is not None else None
 
     def search_lexically(self, query: str, exclude: Collection[str] = ()) -> list[Candidate]:
         """:meth:`search` by the lexical half alone, which needs no embedder.

@@ -93,6 +93,9 @@ class SessionState:
             unless ``learn_keep_text``.
         learned_upto: how many of ``user_texts`` earlier lessons covered (those after it are
             the messages since the last turn that used tools).
+        searches: the ``load_tools`` queries since the last lesson, each with the tools known
+            when it was asked (loaded or used): its lesson pairs it with the tools used after
+            it (learning on; lost on a restart, as they are not stored before the lesson).
     """
 
     session_id: str
@@ -105,6 +108,7 @@ class SessionState:
     taught: list[str] = field(default_factory=list)
     user_texts: list[str] = field(default_factory=list)
     learned_upto: int = 0
+    searches: list[tuple[str, frozenset[str]]] = field(default_factory=list)
 
     @property
     def selection_mode(self) -> SelectionMode:

@@ -69,7 +69,7 @@ from tooltray.memory.core.session import (
     user_turn,
     warn,
 )
-from tooltray.memory.learning.lessons import learned_signals, lesson
+from tooltray.memory.learning.lessons import learned_signals, led_to, lesson
 from tooltray.memory.learning.usage import check_implicit
 from tooltray.memory.metatools.meta_tools import (
     CALL_TOOL,
@@ -597,12 +597,14 @@ class ToolLoaderTrinket:
         return [t.name for t in used if self.registry.is_allowed(t.name)]
 
     def _lesson(self, state: SessionState, turn: int) -> Learning | None:
-        """What the finished turn teaches (allowed tools it used, its request's vector)."""
+        """What the finished turn teaches (allowed tools it used, its request's vector, what
+        each of its searches led to)."""
         tools, state.taught = state.taught, []
         if not tools:  # the request stays pending: its tools may be called a turn later
             return None
         asked, state.learned_upto = self.catalog.request(state.unlearned), len(state.user_texts)
-        return lesson(self.settings, turn, tools, *asked)
+        searched, state.searches = led_to(state.searches, tools, self.catalog.query_vector), []
+        return lesson(self.settings, turn, tools, *asked, searched)
 
     def _on_compacted(self, sender: Any, payload: p.ContextCompacted, **_: Any) -> None:
         with self._lock, self.journal.call():
@@ -766,6 +768,8 @@ class ToolLoaderTrinket:
     def _search(self, state: SessionState, query: str) -> list[Candidate]:
         """The catalog's search for ``load_tools``; lexical while the embedder is down."""
         loaded = set(state.snapshot.names())
+        if self.settings.learn == "on":  # what it leads to is learned at the turn's end
+            state.searches.append((query, frozenset(loaded.union(state.taught))))
         try:
             return self.catalog.search(query, loaded, (state.session_id, state.unlearned))
         except TooltrayError as exc:

@@ -16,6 +16,8 @@ import logging
 import threading
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
+from itertools import filterfalse
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -25,7 +27,7 @@ from tooltray.memory.config import Settings
 from tooltray.memory.embedders.base import dot_rows
 from tooltray.memory.learning.usage import Explained, Usage, usage_of
 from tooltray.memory.store.base import BaseStore
-from tooltray.memory.store.records import LearnedMate, Learning, PastRequest
+from tooltray.memory.store.records import LearnedMate, LearnedSearch, Learning, PastRequest
 from tooltray.memory.tuning import (
     COMPANION_MIN_SHARE,
     COMPANION_PRIOR,
@@ -187,6 +189,8 @@ class StoreSignals:
         self.allowed = allowed
         self.half_life = half_life
         self._rows = RequestMatrix()
+        self._searched = RequestMatrix()  # past load_tools searches (no co-use, no usage)
+        self._searched_newest = 0
         self._lock = threading.Lock()
         self._last: tuple[Any, NDArray[np.float32]] | None = None
         self._needs: tuple[int, _Needs] | None = None  # (rows version, what they spread)
@@ -212,10 +216,10 @@ class StoreSignals:
     ) -> dict[str, float]:
         out: dict[str, float] = {}
         for row in rows:
-            if row.mate not in asked:
+            if row.mate not in asked and self.allowed(row.mate):
                 strength = min(1.0, row.weight / (row.own + prior))
                 out[row.mate] = max(out.get(row.mate, 0.0), strength)
-        return {name: value for name, value in out.items() if self.allowed(name)}
+        return out
 
     def past_requests(
         self,
@@ -248,6 +252,31 @@ class StoreSignals:
         sims = self._similarities(matrix, query, version)
         scaled = np.where(sims >= PAST_MIN_SIMILARITY, sims * _weights(len(query), weights), 0.0)
         return self._votes(np.where(own, 0.0, scaled.max(axis=1)), ids, tools, newest)
+
+    def past_searches(
+        self, vector: NDArray[np.float32], session: str | None = None
+    ) -> dict[str, float]:
+        """Votes of the nearest past ``load_tools`` searches to the query ``vector`` (``(d,)``,
+        L2-normalised): what searches like it led to, as :meth:`past_requests` weighs past
+        requests (:data:`PAST_MIN_SIMILARITY`, the nearest, decay in learned searches).
+
+        Read from what the last refresh loaded (a prepare's; read once if none was): a search
+        begins no transaction of its own. Searches ``session`` taught never vote.
+        """
+        try:
+            if self._newest is None:
+                self.refresh()
+        except Exception as exc:  # noqa: BLE001 - hints must never cost the turn
+            log.debug("tooltray: past searches unavailable: %s", exc)
+            return {}
+        with self._lock:
+            matrix, ids, tools = self._searched.view()
+            own, newest = self._searched.of_session(session), self._searched_newest
+        if matrix is None or matrix.shape[1] != len(vector):
+            return {}
+        sims = dot_rows(matrix, np.asarray(vector, np.float32)[None, :])[0]
+        best = np.where((sims >= PAST_MIN_SIMILARITY) & ~own, sims, 0.0)
+        return self._votes(best, ids, tools, newest)
 
     def _similarities(
         self, matrix: NDArray[np.float32], query: NDArray[np.float32], version: int
@@ -348,24 +377,28 @@ class StoreSignals:
 
     def refresh(self) -> int:
         """Load rows learned since the last call (any process); return the newest id stored."""
-        last = self._rows.last_id()
-        clock, fresh = self.store.past_requests(last)
+        clock, fresh = self.store.past_requests(self._rows.last_id())
+        searched, found = self.store.past_searches(self._searched.last_id())
         with self._lock:
             self._rows.drop_below(clock.oldest)
-            self._append(fresh)
-            self._newest = clock.newest
+            self._searched.drop_below(searched.oldest)
+            _append(self._rows, fresh)
+            _append(self._searched, found)
+            self._newest, self._searched_newest = clock.newest, searched.newest
         return clock.newest
 
-    def _append(self, rows: list[PastRequest]) -> None:
-        if not rows:  # nothing learned since the last read (a turn reads twice)
-            return
-        dim = self._rows.dim or rows[-1].dim
-        rows = [r for r in rows if r.vector is not None and r.dim == dim]  # one embedder's rows
-        if rows:
-            block = np.stack([np.frombuffer(bytes(r.vector or b""), np.float32) for r in rows])
-            tools = [list(r.tools) for r in rows]
-            sessions = [r.session_id for r in rows]
-            self._rows.append([r.id for r in rows], block, tools, sessions)
+
+def _append(matrix: RequestMatrix, rows: list[PastRequest]) -> None:
+    """Add the rows read since the last refresh to ``matrix`` (those of its embedder)."""
+    if not rows:  # nothing learned since the last read (a turn reads twice)
+        return
+    dim = matrix.dim or rows[-1].dim
+    rows = [r for r in rows if r.vector is not None and r.dim == dim]  # one embedder's rows
+    if rows:
+        block = np.stack([np.frombuffer(bytes(r.vector or b""), np.float32) for r in rows])
+        tools = [list(r.tools) for r in rows]
+        sessions = [r.session_id for r in rows]
+        matrix.append([r.id for r in rows], block, tools, sessions)
 
 
 @dataclass(frozen=True)
@@ -401,27 +434,62 @@ Embedded = tuple[str, NDArray[np.float32]]
 """A user message's ``(embedder id, L2-normalised vector)``."""
 
 
+Searched = Sequence[tuple[str, Embedded, tuple[str, ...]]]
+"""A turn's searches: each query, its vector and the used tools that came after it."""
+
+
+def led_to(
+    searches: Sequence[tuple[str, frozenset[str]]],
+    used: Sequence[str],
+    vector_of: Callable[[str], Embedded | None],
+) -> Searched:
+    """Each search of a turn (its query and the tools known when it was asked) with the used
+    tools that came after it: unknown when it was asked, known by the next search (or the
+    turn's end). A search whose query gets no vector, or that led to no tool, teaches nothing.
+
+    "Search A, call A, search B, call B" gives A to the first search and B to the second; a
+    model that searches twice and then calls both gives each search the tools its own answer
+    (or the escapes after it) loaded."""
+    out: list[tuple[str, Embedded, tuple[str, ...]]] = []
+    ends = [*map(itemgetter(1), searches[1:]), None]  # no comprehension: one code object
+    for (query, known), end in zip(searches, ends[: len(searches)], strict=True):
+        after = tuple(filterfalse(known.__contains__, dict.fromkeys(used)))
+        after = after if end is None else tuple(filter(end.__contains__, after))
+        vector = vector_of(query) if after else None
+        if vector is not None:
+            out.append((query, vector, after))
+    return out
+
+
 def lesson(
     settings: Settings,
     turn: int,
     tools: Sequence[str],
     text: str | None,
     found: Embedded | None,
+    searched: Searched = (),
 ) -> Learning | None:
     """The :class:`Learning` of one turn; ``None`` when learning is off or no tool was used.
-    ``text`` is the turn's request and ``found`` its vector (``None``: co-use only)."""
+    ``text`` is the turn's request and ``found`` its vector (``None``: co-use only);
+    ``searched`` what its searches led to (:func:`led_to`)."""
     used = tuple(dict.fromkeys(tools))
     if settings.learn == "off" or not used:
         return None
+    keep = settings.learn_keep_text
+    searches = []
+    for query, (embedder, vector), after in searched:
+        bytes_ = np.asarray(vector, np.float32).tobytes()
+        searches.append(LearnedSearch(after, bytes_, embedder, query if keep else None))
     return Learning(
         turn=turn,
         tools=used,
         vector=np.asarray(found[1], np.float32).tobytes() if found else None,
         embedder_id=found[0] if found else None,
-        text=text if settings.learn_keep_text else None,
+        text=text if keep else None,
         half_life=settings.learn_half_life,
         max_requests=settings.learn_max_requests,
         max_pairs=settings.learn_max_pairs,
+        searches=tuple(searches),
     )
 
 

@@ -108,6 +108,14 @@ class SelectionSignals(Protocol):
         """
         ...
 
+    def past_searches(
+        self, vector: NDArray[np.float32], session: str | None = None
+    ) -> dict[str, float]:
+        """Votes in [0, 1] from the past ``load_tools`` searches nearest to the query
+        ``vector`` (``(d,)``, L2-normalised): the tools their turns then used. ``session``'s own
+        searches do not vote; read from what the turn's prepare read (no transaction)."""
+        ...
+
     def session_needs(self, growth_miss: float) -> tuple[float, int]:
         """The mean over past sessions of their first turn's tools plus ``growth_miss`` of the
         tools their later turns added, and how many sessions that mean is over (0: none)."""
@@ -133,6 +141,12 @@ class NoSignals:
         weights: Sequence[float] | None = None,
         session: str | None = None,
         fresh: bool = True,
+    ) -> dict[str, float]:
+        """Always empty."""
+        return {}
+
+    def past_searches(
+        self, vector: NDArray[np.float32], session: str | None = None
     ) -> dict[str, float]:
         """Always empty."""
         return {}
@@ -187,6 +201,12 @@ class SessionSignals:
             inner = self.inner.past_requests(vectors, weights, session or self.session, fresh)
             self.answers[asked] = inner
         return self.answers[asked]
+
+    def past_searches(
+        self, vector: NDArray[np.float32], session: str | None = None
+    ) -> dict[str, float]:
+        """The inner votes of every other session's searches."""
+        return self.inner.past_searches(vector, session or self.session)
 
     def session_needs(self, growth_miss: float) -> tuple[float, int]:
         """The inner sessions' needs (a session's own turns are a small share of them)."""
@@ -330,7 +350,7 @@ def companions(
 
 def said(users: Sequence[str]) -> list[str]:
     """The user messages that say something (a blank one asks for nothing), oldest first."""
-    return [u for u in users if u and u.strip()]
+    return [*filter(str.strip, filter(None, users))]  # no comprehension: one code object
 
 
 def tasks(rows: Rows) -> list[bool]:

@@ -34,8 +34,8 @@ if TYPE_CHECKING:
 @runtime_checkable
 class BaseStore(Protocol):
     """Sessions, their loaded sets and history, turn records, what finished turns taught
-    (written by :meth:`apply` with the turn, read back by learning), cached vectors and long
-    results.
+    (written by :meth:`apply` with the turn, read back by learning: their requests, co-use and
+    searches), cached vectors and long results.
 
     Every method either does what it says or raises :class:`~tooltray.tools.errors.StoreError`
     naming the fix; a change is applied whole or not at all.
@@ -86,6 +86,11 @@ class BaseStore(Protocol):
     def past_requests(self, after: int) -> tuple[LearnClock, list[PastRequest]]:
         """The clock, and the learned turns with a vector and an id above ``after``, oldest
         first (none when nothing newer was learned)."""
+
+    def past_searches(self, after: int) -> tuple[LearnClock, list[PastRequest]]:
+        """The learned ``load_tools`` searches' clock (their newest and oldest ids; epoch 0),
+        and those with an id above ``after``, oldest first, each with the tools its turn then
+        used (:class:`~tooltray.memory.store.records.LearnedSearch`)."""
 
     def prune(self, before: datetime) -> PruneReport:
         """Drop ``history`` and ``turns`` rows written before ``before`` (aware, UTC) in one

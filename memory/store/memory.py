@@ -170,6 +170,11 @@ class MemoryStore:
         with self._lock:
             return self._learned.clock(), self._learned.requests(after)
 
+    def past_searches(self, after: int) -> tuple[LearnClock, list[PastRequest]]:
+        """The searches' clock and the learned searches after ``after``."""
+        with self._lock:
+            return self._learned.searches(after)
+
     def prune(self, before: datetime) -> PruneReport:
         """Drop history and turn records written before ``before``."""
         with self._lock:

@@ -33,6 +33,7 @@ TABLES = (
     "tooltray_meta",
     "learn_pairs",
     "learn_requests",
+    "learn_searches",
 )
 
 

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from itertools import permutations, product
+from operator import attrgetter
 from typing import Any, Literal, TypedDict, cast
 
 Source = Literal[
@@ -216,6 +217,20 @@ class Learning:
     half_life: float = 2000.0
     max_requests: int = 10_000
     max_pairs: int = 50_000
+    searches: tuple[LearnedSearch, ...] = ()
+
+
+@dataclass(frozen=True)
+class LearnedSearch:
+    """One ``load_tools`` search of a finished turn and the tools the turn then used that came
+    after it (loaded by it or later, before the next search): what its text led to. ``vector``
+    is the float32 bytes of the query's L2-normalised embedding; ``text`` stays ``None`` unless
+    ``learn_keep_text`` is on."""
+
+    tools: tuple[str, ...]
+    vector: bytes
+    embedder_id: str
+    text: str | None = None
 
 
 @dataclass
@@ -289,7 +304,7 @@ class SessionSnapshot:
 
     def names(self) -> list[str]:
         """Loaded tool names in ``tools=`` order."""
-        return [t.name for t in self.loaded]
+        return list(map(attrgetter("name"), self.loaded))
 
 
 @dataclass(frozen=True)
@@ -456,7 +471,8 @@ class LearnedTables:
         self._pairs: dict[tuple[str, str], float] = {}
         self._requests: dict[int, _Request] = {}
         self._by_turn: dict[tuple[str, int], int] = {}
-        self._last_id = 0
+        self._searches: dict[int, PastRequest] = {}
+        self._last_id = self._last_search = 0
         self._epoch = 0
 
     def learn(self, session_id: str, lesson: Learning) -> None:
@@ -474,6 +490,12 @@ class LearnedTables:
         for key in pairs(tools, list(previous.row.tools) if previous else []):
             self._pairs[key] = self._pairs.get(key, 0.0) + weight
         self._bound(row_id, lesson)
+        for search in filter(attrgetter("tools"), lesson.searches):
+            self._last_search += 1
+            dim, cut = len(search.vector) // 4, self._last_search - lesson.max_requests
+            row = PastRequest(self._last_search, search.tools, dim, search.vector, session_id)
+            self._searches = {i: r for i, r in self._searches.items() if i > cut}
+            self._searches[row.id] = row
 
     def _insert(self, session_id: str, lesson: Learning, tools: list[str]) -> int:
         self._last_id += 1
@@ -507,6 +529,12 @@ class LearnedTables:
             if tool in asked and mate != tool and own is not None and weight >= min_share * own:
                 out.append(LearnedMate(tool, mate, weight, own))
         return out
+
+    def searches(self, after: int) -> tuple[LearnClock, list[PastRequest]]:
+        """The searches' clock (newest and oldest ids) and their rows above ``after``."""
+        ids = self._searches.keys()
+        clock = LearnClock(max(ids, default=0), min(ids, default=0), 0)
+        return clock, [r for i, r in sorted(self._searches.items()) if i > after]
 
     def requests(self, after: int) -> list[PastRequest]:
         """Rows with a vector and an id above ``after``, oldest first."""

@@ -426,13 +426,15 @@ class Store:
 
     def past_requests(self, after: int) -> tuple[LearnClock, list[PastRequest]]:
         """The clock and the learned turns with a vector after ``after`` (none if none newer)."""
-        from tooltray.memory.store.tables import read_clock, read_requests
+        from tooltray.memory.store.tables import read_requests
 
-        def read(conn: Connection) -> tuple[LearnClock, list[PastRequest]]:
-            clock = read_clock(conn)
-            return clock, read_requests(conn, after) if clock.newest > after else []
+        return self._read("read past requests", partial(read_requests, after=after))
 
-        return self._read("read past requests", read)
+    def past_searches(self, after: int) -> tuple[LearnClock, list[PastRequest]]:
+        """The searches' clock and the learned searches after ``after`` (none if none newer)."""
+        from tooltray.memory.store.tables import read_searches
+
+        return self._read("read past searches", partial(read_searches, after=after))
 
     def prune(self, before: datetime) -> PruneReport:
         """Drop ``history`` and ``turns`` rows written before ``before`` in one transaction."""

@@ -17,7 +17,9 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from functools import partial
 from itertools import starmap
+from operator import attrgetter
 from typing import Any
 
 from sqlalchemy import (
@@ -57,6 +59,7 @@ from tooltray.memory.store.records import (
     HistoryEvent,
     LearnClock,
     LearnedMate,
+    LearnedSearch,
     Learning,
     LoadedTool,
     PastRequest,
@@ -271,6 +274,28 @@ class LearnRequestRow(Base):
     at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
+class LearnSearchRow(Base):
+    """One past ``load_tools`` search: its query's vector and the tools its turn then used
+    after it (what a search like it led to).
+
+    The id orders learned searches and is the clock their decay counts in. ``text`` stays
+    empty unless ``learn_keep_text`` is on; rows are written only with their turn's
+    ``learn_requests`` row, so a replayed turn teaches its searches once.
+    """
+
+    __tablename__ = "learn_searches"
+
+    id: Mapped[int] = mapped_column(HistoryId, primary_key=True, autoincrement=True)
+    session_id: Mapped[str] = mapped_column(String)
+    turn: Mapped[int] = mapped_column(Integer)
+    tools: Mapped[list[str]] = mapped_column(JSON)
+    embedder_id: Mapped[str] = mapped_column(String)
+    dim: Mapped[int] = mapped_column(Integer)
+    vector: Mapped[bytes] = mapped_column(LargeBinary)
+    text: Mapped[str | None] = mapped_column(Text)
+    at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
 SESSIONS: Table = Base.metadata.tables["sessions"]
 LOADED: Table = Base.metadata.tables["loaded_tools"]
 HISTORY: Table = Base.metadata.tables["history"]
@@ -374,6 +399,7 @@ def read_sessions(conn: Connection) -> list[SessionInfo]:
 
 PAIRS: Table = Base.metadata.tables["learn_pairs"]
 REQUESTS: Table = Base.metadata.tables["learn_requests"]
+SEARCHES: Table = Base.metadata.tables["learn_searches"]
 META: Table = Base.metadata.tables["tooltray_meta"]
 EPOCH_KEY = "learn_epoch"
 PG_LOCK_KEY = 7_461_120_314
@@ -392,8 +418,14 @@ def learn_turn(conn: Connection, session_id: str, lesson: Learning) -> None:
     epoch = _epoch_for(conn, row_id, epoch, lesson.half_life)
     weight = 2.0 ** ((row_id - epoch) / lesson.half_life)
     _add_pairs(conn, pairs(tools, previous), weight)
+    row = partial(_search_row, session_id, lesson.turn)
+    searches = list(map(row, filter(attrgetter("tools"), lesson.searches)))
+    if searches:
+        conn.execute(insert(SEARCHES), searches)
     if row_id % every(lesson.max_requests) == 0:
         conn.execute(delete(REQUESTS).where(REQUESTS.c.id <= row_id - lesson.max_requests))
+        newest = select(func.max(SEARCHES.c.id)).scalar_subquery()
+        conn.execute(delete(SEARCHES).where(SEARCHES.c.id <= newest - lesson.max_requests))
     if row_id % every(lesson.max_pairs) == 0:
         evict_pairs(conn, lesson.max_pairs)
 
@@ -558,16 +590,48 @@ def _clock_query() -> Any:
 _CLOCK = _clock_query()
 
 
-def read_requests(conn: Connection, after: int) -> list[PastRequest]:
-    """Learned turns with a vector and an id above ``after``, oldest first."""
+def read_requests(conn: Connection, after: int) -> tuple[LearnClock, list[PastRequest]]:
+    """The :class:`LearnClock`, and the learned turns with a vector and an id above ``after``,
+    oldest first (none when nothing newer was learned)."""
+    clock = read_clock(conn)
+    if clock.newest <= after:
+        return clock, []
     cols = REQUESTS.c
     query = select(cols.id, cols.tools, cols.dim, cols.vector, cols.session_id)
     query = query.where((cols.id > after) & cols.vector.is_not(None)).order_by(cols.id)
-    return [
-        PastRequest(
-            int(r.id), tuple(str(t) for t in _tools(r.tools)), r.dim, r.vector, r.session_id
-        )
+    return clock, [
+        PastRequest(int(r.id), tuple(map(str, _tools(r.tools))), r.dim, r.vector, r.session_id)
         for r in conn.execute(query).all()
+    ]
+
+
+def _search_row(session_id: str, turn: int, search: LearnedSearch) -> dict[str, Any]:
+    """A ``learn_searches`` row's values."""
+    return {
+        "session_id": session_id,
+        "turn": turn,
+        "tools": list(search.tools),
+        "embedder_id": search.embedder_id,
+        "dim": len(search.vector) // 4,
+        "vector": search.vector,
+        "text": search.text,
+        "at": utcnow(),
+    }
+
+
+def read_searches(conn: Connection, after: int) -> tuple[LearnClock, list[PastRequest]]:
+    """The learned searches' clock (newest and oldest ids; epoch 0) and their rows above
+    ``after``, oldest first, in one read (no rows when none is newer)."""
+    cols = SEARCHES.c
+    newest, oldest = conn.execute(select(func.max(cols.id), func.min(cols.id))).one()
+    clock = LearnClock(int(newest or 0), int(oldest or 0), 0)
+    if clock.newest <= after:
+        return clock, []
+    query = select(cols.id, cols.tools, cols.dim, cols.vector, cols.session_id)
+    rows = conn.execute(query.where(cols.id > after).order_by(cols.id)).all()
+    return clock, [
+        PastRequest(int(r.id), tuple(map(str, _tools(r.tools))), r.dim, r.vector, r.session_id)
+        for r in rows
     ]
 
 

@@ -203,3 +203,51 @@ def test_a_search_takes_what_past_sessions_with_a_request_like_it_used(
     trinket.handle_meta("now", "load_tools", query)
     loaded = trinket.loaded("now")
     assert "email_send" in loaded and set(alone) < set(loaded)  # beside the query's matches
+
+
+GETAWAY = {"query": "weekend getaway paperwork"}
+
+
+def test_a_search_takes_what_past_searches_like_it_led_to(
+    make_trinket: MakeTrinket, db_url: str, tmp_path: Any
+) -> None:
+    """Gateway sessions (no user text reaches tooltray): what a search text led to is learned
+    per search, so a later search like it (in a process that read the store since: a search
+    reads what the last prepare read) takes that tool beside its matches; the same uses after
+    no search teach the search nothing, and the query's text is not stored."""
+    other = f"sqlite:///{tmp_path / 'no-search.db'}"
+    without, trinket = make_trinket(url=other), make_trinket()
+    for past in (without, trinket):
+        for n in range(3):  # each escaped to email_send, which the search's answer lacked
+            if past is trinket:
+                past.handle_meta(f"past{n}", "load_tools", GETAWAY)
+                assert "email_send" not in past.loaded(f"past{n}")
+            past.handle_meta(f"past{n}", "load_tools", {"tools": ["email_send"]})
+            finish_turn(f"past{n}", 1, ["email_send"])
+    without, trinket = make_trinket(url=other), make_trinket()  # later processes
+    without.handle_meta("now", "load_tools", GETAWAY)
+    alone = without.loaded("now")
+    assert alone and "email_send" not in alone  # history without searches: the matches alone
+    trinket.handle_meta("now", "load_tools", GETAWAY)
+    loaded = trinket.loaded("now")
+    assert "email_send" in loaded and set(alone) < set(loaded)  # beside the query's matches
+    taught = rows(db_url, "SELECT session_id, tools, text FROM learn_searches ORDER BY id")
+    assert [(s, as_list(t), x) for s, t, x in taught] == [
+        (f"past{n}", ["email_send"], None) for n in range(3)
+    ]
+
+
+def test_a_session_s_own_searches_never_vote_for_it(make_trinket: MakeTrinket) -> None:
+    """The one session that learned a search asks the same query again: its own past search
+    does not vote for it, while it votes for any other session."""
+    trinket = make_trinket()
+    trinket.handle_meta("past", "load_tools", GETAWAY)
+    trinket.handle_meta("past", "load_tools", {"tools": ["email_send"]})
+    finish_turn("past", 1, ["email_send"])
+    later = make_trinket()  # a process that reads what "past" taught
+    signals = later.catalog.signals
+    vector = later.catalog.query_vector(GETAWAY["query"])
+    assert vector is not None
+    mine = signals.past_searches(np.asarray(vector[1], np.float32), "past")
+    other = signals.past_searches(np.asarray(vector[1], np.float32), "other")
+    assert mine == {} and other == {"email_send": 1.0}

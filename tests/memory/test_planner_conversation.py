@@ -54,6 +54,12 @@ class TableSignals:
         assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
         return dict(self.votes)
 
+    def past_searches(
+        self, vector: NDArray[np.float32], session: str | None = None
+    ) -> dict[str, float]:
+        """No past search."""
+        return {}
+
     def session_needs(self, growth_miss: float) -> tuple[float, int]:
         """No past session."""
         return 0.0, 0

@@ -134,6 +134,9 @@ class _Past:
     def past_requests(self, *args: object, **kwargs: object) -> dict[str, float]:
         return {}
 
+    def past_searches(self, *args: object, **kwargs: object) -> dict[str, float]:
+        return {}
+
     def session_needs(self, growth_miss: float) -> tuple[float, int]:
         return self.first + growth_miss * self.later, self.sessions
 

@@ -7,6 +7,7 @@ teach and how it is read back, and closing. The in-memory store learns as the da
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 import numpy as np
@@ -16,6 +17,8 @@ from tooltray.memory.store import BaseStore
 from tooltray.memory.store.records import (
     Changes,
     HistoryEvent,
+    LearnClock,
+    LearnedSearch,
     Learning,
     Load,
     PruneReport,
@@ -100,6 +103,25 @@ def test_learning_is_stored_with_the_turn_and_read_back(store: BaseStore) -> Non
     assert [(r.id, r.tools, r.session_id, r.dim) for r in rows] == [(1, ("a", "b"), "s", DIM)]
     assert rows[0].vector == lesson(1, (), seed=1).vector
     assert store.past_requests(clock.newest) == (clock, [])
+
+
+def test_searches_are_learned_with_their_turn_once_and_read_back(store: BaseStore) -> None:
+    """A turn's searches are stored with its lesson (the ones that led to a tool), once per
+    turn like the turn itself, and read back after an id with their own clock."""
+    assert store.past_searches(0) == (LearnClock(0, 0, 0), [])
+    vector = lesson(1, (), seed=3).vector
+    assert vector is not None
+    led, empty = LearnedSearch(("b",), vector, "e", "find b"), LearnedSearch((), vector, "e")
+    taught = replace(lesson(1, ("a", "b"), seed=1), searches=(led, empty))
+    store.apply("s", Changes(turn=1, learn=taught))
+    store.apply("s", Changes(turn=1, learn=taught))  # a replayed turn teaches its searches once
+    clock, rows = store.past_searches(0)
+    assert [(r.tools, r.session_id, r.dim, r.vector) for r in rows] == [(("b",), "s", DIM, vector)]
+    assert clock.newest == clock.oldest == rows[0].id
+    assert store.past_searches(clock.newest) == (clock, [])
+    store.apply("t", Changes(turn=1, learn=replace(taught, searches=(led, led))))
+    clock, rows = store.past_searches(rows[0].id)
+    assert [r.session_id for r in rows] == ["t", "t"] and clock.newest == rows[-1].id
 
 
 def test_weak_mates_stay_below_the_share(store: BaseStore) -> None:

@@ -256,7 +256,7 @@ def test_an_existing_0002_database_is_upgraded_with_its_data(db_url: str) -> Non
     assert current(db_url) == "0002"
     result = CliRunner().invoke(cli, ["db", "upgrade", "--db", db_url])
     assert result.exit_code == 0, result.output
-    assert current(db_url) == head() == "0005"
+    assert current(db_url) == head() == "0006"
     with Store(db_url) as store:
         snapshot = store.snapshot("old")
         assert snapshot is not None and snapshot.turn == 3

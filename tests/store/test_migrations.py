@@ -221,7 +221,7 @@ def test_0005_counts_a_cached_vector_as_used_when_it_was_made(db_url: str) -> No
             {"v": b"\x00\x00\x80\x3f"},
         )
     engine.dispose()
-    _upgrade_to(db_url, "0005")
+    _upgrade_to(db_url, "head")
     with Store(db_url) as store, store.engine.connect() as conn:
         row = conn.execute(text("SELECT created_at, used_at FROM embeddings")).one()
         assert row[1] is not None and str(row[0]) == str(row[1])
@@ -234,3 +234,38 @@ def test_0005_counts_a_cached_vector_as_used_when_it_was_made(db_url: str) -> No
     finally:
         engine.dispose()
     assert "used_at" not in columns and "created_at" in columns
+
+
+def test_0006_adds_learned_searches_to_a_learned_database(db_url: str) -> None:
+    """A store that learned at 0005 keeps its past requests, learns searches after the upgrade,
+    and a downgrade drops only the new table."""
+    from tooltray.memory.store.records import Changes, LearnedSearch, Learning
+
+    _upgrade_to(db_url, "0005")
+    engine = make_engine(db_url)
+    with engine.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO learn_requests (session_id, turn, tools, embedder_id, dim, vector, at)"
+                " VALUES ('old', 1, '[\"ls\"]', 'e', 1, :v, '2025-03-04 05:06:07+00:00')"
+            ),
+            {"v": b"\x00\x00\x80\x3f"},
+        )
+    engine.dispose()
+    assert current(db_url) == "0005"
+    _upgrade_to(db_url, "head")
+    with Store(db_url) as store:
+        assert [r.tools for r in store.past_requests(0)[1]] == [("ls",)]
+        search = LearnedSearch(("cat",), b"\x00\x00\x80\x3f", "e")
+        store.apply("new", Changes(turn=1, learn=Learning(1, ("cat",), searches=(search,))))
+        clock, rows = store.past_searches(0)
+        assert [(r.tools, r.session_id, r.dim) for r in rows] == [(("cat",), "new", 1)]
+        assert clock.newest == rows[0].id
+    engine = make_engine(db_url)
+    try:
+        with engine.begin() as conn:
+            command.downgrade(alembic_config(db_url, conn), "0005")
+            tables = set(inspect(conn).get_table_names())
+    finally:
+        engine.dispose()
+    assert "learn_searches" not in tables and "learn_requests" in tables
