@@ -99,13 +99,15 @@ class Settings(BaseSettings):
             recall is unchanged and bfcl_multiturn's picks cost 25% fewer tokens (bench/README.md).
             A disabled loader shows every tool unchanged.
         learn: ``on`` learns from every finished turn (which tools were used together, and the
-            user message's vector with the tools it led to) in the store, shared by every process
-            on it; ``off`` stores and reads nothing learned (exactly the behaviour without it).
-        learn_keep_text: also store each learned turn's user message text (off: vectors and
-            counts only, no raw user text).
+            user message's vector with the tools it led to, each ``load_tools`` query's vector
+            with the tools used after it) in the store, shared by every process on it; ``off``
+            stores and reads nothing learned (exactly the behaviour without it).
+        learn_keep_text: also store each learned turn's user message text and its searches'
+            query texts (off: vectors and counts only, no raw text).
         learn_half_life: learned turns (turns that used tools, all sessions) after which what a
             turn taught counts half, so habits can change.
-        learn_max_requests: most past turns kept as vectors (the oldest go first).
+        learn_max_requests: most past turns kept as vectors, and as many past searches (the
+            oldest go first).
         learn_max_pairs: most co-use pairs kept (the weakest go first).
         reveal: where tools loaded after a session boundary go. ``append`` (default): the
             prefix (``tools=`` and the system text) holds only what the boundary chose and never

@@ -124,6 +124,18 @@ def test_searches_are_learned_with_their_turn_once_and_read_back(store: BaseStor
     assert [r.session_id for r in rows] == ["t", "t"] and clock.newest == rows[-1].id
 
 
+def test_learned_searches_keep_as_many_as_past_requests(store: BaseStore) -> None:
+    """``learn_max_requests`` bounds the past searches too, the oldest going first."""
+    vector = lesson(1, (), seed=3).vector
+    assert vector is not None
+    led = LearnedSearch(("b",), vector, "e")
+    for turn in range(1, 6):
+        taught = replace(lesson(turn, ("a",), seed=turn), max_requests=2, searches=(led,))
+        store.apply("s", Changes(turn=turn, learn=taught))
+    clock, rows = store.past_searches(0)
+    assert len(rows) == 2 and rows[-1].id == clock.newest and rows[0].id == clock.oldest
+
+
 def test_weak_mates_stay_below_the_share(store: BaseStore) -> None:
     for turn in range(1, 5):
         store.apply("s", Changes(turn=turn, learn=lesson(turn, ("a",) if turn > 1 else ("a", "b"))))
