@@ -47,3 +47,39 @@ def test_each_fold_searches_on_the_other_folds_history(tmp_path: Path) -> None:
     assert sorted(seen) == [0, 1, 2]  # every search measured once
     plain = list(mcp_search.stores(tmp_path, demo_registry(), CONVS, settings, searches, False))
     assert len(plain) == 1 and [i for i, _ in plain[0][1]] == [0, 1, 2]
+
+
+def searched(url: str) -> list[tuple[str, str]]:
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(text("SELECT session_id, text FROM learn_searches"))
+            return [(r[0], r[1]) for r in rows]
+    finally:
+        engine.dispose()
+
+
+def test_the_history_learns_its_model_written_searches_never_the_measured_folds(
+    tmp_path: Path,
+) -> None:
+    """With ``--searches``, the history's simulated model queries for a missing tool with the
+    need's own search, and the stores learn those searches from the other fold only."""
+    import session
+
+    convs = [
+        corpora.Conversation(f"c{n}", (corpora.Turn("Good morning!", ("email_send",)),))
+        for n in range(4)
+    ]
+    searches = [{"turn": f"{c.id}_t0", "tool": "email_send"} for c in convs]
+    session.SEARCHES.update({(c.id, 0, "email_send"): "pass the note on" for c in convs})
+    try:
+        settings = {**mcp_search.base_settings("openai"), "learn_keep_text": True}
+        groups = mcp_search.stores(tmp_path, demo_registry(), convs, settings, searches, True)
+        for url, rows in groups:
+            mine = {row["turn"].split("_t")[0] for _, row in rows}
+            taught = searched(url)
+            assert {query for _, query in taught} == {"pass the note on"}  # not the request
+            sessions = {sid.split("@")[0] for sid, _ in taught}
+            assert sessions and not sessions & mine, (sessions, mine)
+    finally:
+        session.SEARCHES.clear()
