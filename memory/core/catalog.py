@@ -19,7 +19,7 @@ import numpy as np
 from tooltray.memory.config import Settings
 from tooltray.memory.core.decision import Due, Growth, Scores
 from tooltray.memory.core.decision import Plan as Plan
-from tooltray.memory.core.menu import listed
+from tooltray.memory.core.menu import LIST_HINT, listed
 from tooltray.memory.core.policy import (
     Caps,
     Opening,
@@ -29,6 +29,7 @@ from tooltray.memory.core.policy import (
     everything,
     later_needs,
     lists_everything,
+    menu_pays,
     order_candidates,
     priced,
     profile_named,
@@ -120,6 +121,8 @@ class Prepared:
     explained: Explained | None = None
     #: the bundles the menu names (read off the menu once, with it)
     named: frozenset[str] = frozenset()
+    #: whether the prefix shows the menu (else ``LIST_HINT``, and ``*`` lists the bundles)
+    menu_shown: bool = True
 
     #: prefix views rendered for this catalog (see ``trinket._prefix``), a few hundred at most
     prefixes: dict[tuple[Any, ...], PromptView] = field(default_factory=dict)
@@ -177,13 +180,27 @@ class AllowedCatalog:
             tokens = tokens_per_tool(specs, path)
             priced = tokens_per_tool(specs, self.settings.path)
             eager = self._eager(specs)
-            menu = bundle_menu(self.registry.bundles())
+            menu = self._menu(profile_named(self.settings.cost_profile))
             fixed = self._fixed(menu)
             self._prepared = Prepared(key, tokens, eager, menu, fixed, spans=spans, priced=priced)
             self._prepared.allowed = {s.name: s for s in self.registry.allowed()}
             self._prepared.profile = profile_named(self.settings.cost_profile)
             self._prepared.named = frozenset(listed(menu))
+            self._prepared.menu_shown = menu != LIST_HINT
         return self._prepared
+
+    def _menu(self, profile: Profile) -> str:
+        """The bundle menu, or (``menu = "never"``, or priced dearer than listing the bundles
+        when a session needs them: :func:`~.policy.menu_pays`) the one-line hint. Decided once
+        per prepared catalog, so the prefix stays byte-stable."""
+        menu, choice = bundle_menu(self.registry.bundles()), self.settings.menu
+        if not menu or choice == "always":
+            return menu
+        if choice == "priced":
+            listing = count_tokens(directory(self.registry, True)).n
+            sizes = (count_tokens(menu).n, count_tokens(LIST_HINT).n, listing)
+            return menu if menu_pays(*sizes, profile) else LIST_HINT
+        return LIST_HINT
 
     def shown(self, specs: Sequence[ToolSpec]) -> list[ToolSpec]:
         """``specs`` as the model sees them: with ``boilerplate_once``, each bundle's shared
@@ -412,6 +429,8 @@ class AllowedCatalog:
         loads (one tool's listing by name, or its whole bundle's: size-weighted, since a needed
         tool lies in a large bundle more often); the bundles less those the menu ``named``."""
         cat = self.prepared()
+        if cat.fallback is None and not cat.menu_shown:
+            cat.fallback = self._bundles_or_listing()
         if cat.fallback is None:
             names = count_tokens(directory(self.registry)).n
             if lists_everything(self._listing_tokens(), names, cat.profile):
@@ -421,6 +440,13 @@ class AllowedCatalog:
                 bundles = count_tokens(directory(self.registry, True, named)).n
                 cat.fallback = "bundles" if bundles + by_bundle < names + by_name else "names"
         return cat.fallback
+
+    def _bundles_or_listing(self) -> FallbackAnswer:
+        """Without a menu, ``*`` is how a model learns the bundles: their directory (what the
+        menu's decision priced), unless every listing costs no more."""
+        bundles = count_tokens(directory(self.registry, True)).n
+        listing = lists_everything(self._listing_tokens(), bundles, self.prepared().profile)
+        return "listing" if listing else "bundles"
 
     def _after_directory(self) -> tuple[float, float]:
         """The mean tokens one tool's listing and one needed tool's whole bundle add."""

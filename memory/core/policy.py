@@ -17,6 +17,7 @@ from typing import Protocol
 
 from tooltray.memory.retrieval.scoring import ALWAYS, Candidate
 from tooltray.memory.tuning import (
+    DIRECTORY_CHANCE,
     ESCAPE_ANSWER,
     ESCAPE_CONTEXT,
     ESCAPES_BASE,
@@ -322,3 +323,18 @@ def lists_everything(listing: int, directory: int, profile: Profile) -> bool:
         EXPECTED.context, EXPECTED.answer
     )
     return profile.held(listing, EXPECTED.calls) <= by_name
+
+
+def menu_pays(menu: int, hint: int, directory: int, profile: Profile) -> bool:
+    """Whether the bundle menu (``menu`` tokens) belongs in the prefix, rather than a ``hint``
+    of how to list the bundles, with the bundles' directory (``directory`` tokens) as the
+    answer to ``load_tools(["*"])``.
+
+    The menu is paid on every call of every session; without it, a session that needs to name
+    a bundle (:data:`DIRECTORY_CHANCE`) pays one more round trip and the directory, which then
+    stays in its conversation. A few bundles' short menu costs less than that chance of a trip;
+    seventy servers' menu costs more.
+    """
+    absent = profile.held(directory, EXPECTED.calls) + profile.escape(EXPECTED.context, 0)
+    extra = profile.held(menu - hint, EXPECTED.calls)
+    return extra <= DIRECTORY_CHANCE * absent
