@@ -427,7 +427,8 @@ class AllowedCatalog:
         :func:`~.policy.lists_everything` finds a directory and one round trip cheaper; then the
         names by bundle or the bundles alone, whichever is smaller with what the model then
         loads (one tool's listing by name, or its whole bundle's: size-weighted, since a needed
-        tool lies in a large bundle more often); the bundles less those the menu ``named``."""
+        tool lies in a large bundle more often); the bundles less those the menu ``named``.
+        A prefix without a menu gets the bundles (or every listing): the menu's own price."""
         cat = self.prepared()
         if cat.fallback is None and not cat.menu_shown:
             cat.fallback = self._bundles_or_listing()
