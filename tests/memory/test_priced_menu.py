@@ -16,6 +16,7 @@ from tooltray.tools.registry import ToolRegistry
 from tooltray.tools.spec import Bundle, ToolSpec
 
 from .conftest import MakeTrinket
+from .test_fallback_directory import catalog as wide
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -99,3 +100,18 @@ def test_the_readme_settings_row_matches_the_setting() -> None:
 @pytest.mark.parametrize("choice", ["priced", "always", "never"])
 def test_every_menu_choice_is_a_valid_setting(choice: str) -> None:
     assert Settings(db="sqlite://", menu=choice).menu == choice
+
+
+def test_without_a_menu_a_search_names_its_next_matches_bundles(make_trinket: MakeTrinket) -> None:
+    """The bundles line leaves out what the menu names; with no menu it names any bundle, and
+    the model loads one from it as a gateway's client does."""
+    registry = ToolRegistry(wide(40, 6).allowed())
+    query = {"query": "renames copies moves"}
+    shown = make_trinket(reg=registry, menu="always")
+    assert shown.catalog.named() == {f"srv{s}" for s in range(40)}
+    assert "- bundles: " not in shown.handle_meta("s", LOAD_TOOLS, query)
+    hinted = make_trinket(reg=registry, menu="never")
+    answer = hinted.handle_meta("s", LOAD_TOOLS, query)
+    named = answer.split("\n- bundles: ", 1)[1].splitlines()[0].split(", ")
+    hinted.handle_meta("s", LOAD_TOOLS, {"tools": [named[0]]})
+    assert {f"{named[0]}_tool{i}" for i in range(6)} <= set(hinted.loaded("s"))
