@@ -22,6 +22,7 @@ from tooltray.memory.core.decision import Plan as Plan
 from tooltray.memory.core.menu import LIST_HINT, listed
 from tooltray.memory.core.policy import (
     Caps,
+    Listed,
     Opening,
     Profile,
     admit,
@@ -196,11 +197,19 @@ class AllowedCatalog:
         menu, choice = bundle_menu(self.registry.bundles()), self.settings.menu
         if not menu or choice == "always":
             return menu
-        if choice == "priced":
-            listing = count_tokens(directory(self.registry, True)).n
-            sizes = (count_tokens(menu).n, count_tokens(LIST_HINT).n, listing)
-            return menu if menu_pays(*sizes, profile) else LIST_HINT
-        return LIST_HINT
+        if choice == "never":
+            return LIST_HINT
+        sizes = (count_tokens(menu).n, count_tokens(LIST_HINT).n, self._listed(menu))
+        return menu if menu_pays(*sizes, profile) else LIST_HINT
+
+    def _listed(self, menu: str) -> Listed:
+        """The bundles' directory, all and less what ``menu`` names, and the share of bundled
+        tools in the bundles it leaves out."""
+        named = listed(menu)
+        sizes = {b.name: len(b.members) for b in self.registry.bundles()}
+        left = sum(n for b, n in sizes.items() if b not in named) / max(sum(sizes.values()), 1)
+        tokens = count_tokens(directory(self.registry, True)).n
+        return Listed(tokens, count_tokens(directory(self.registry, True, named)).n, left)
 
     def shown(self, specs: Sequence[ToolSpec]) -> list[ToolSpec]:
         """``specs`` as the model sees them: with ``boilerplate_once``, each bundle's shared

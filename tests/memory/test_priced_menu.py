@@ -10,7 +10,7 @@ import pytest
 
 from tooltray.memory.config import Settings
 from tooltray.memory.core.menu import LIST_HINT, MENU_HEADER
-from tooltray.memory.core.policy import LATENCY, PRICE, menu_pays
+from tooltray.memory.core.policy import LATENCY, PRICE, Listed, menu_pays
 from tooltray.memory.metatools.meta_tools import LOAD_TOOLS, directory
 from tooltray.tools.registry import ToolRegistry
 from tooltray.tools.spec import Bundle, ToolSpec
@@ -43,11 +43,19 @@ def test_the_rule_keeps_a_short_menu_and_drops_a_long_one() -> None:
     """Hand-made sizes: eight bundles' 150-token menu against an 80-token directory stays; a
     500-token menu whose bundles list in 300 tokens goes on price, not on latency (a round
     trip of 1.7 s outweighs half a second of prefill)."""
-    assert menu_pays(150, 15, 80, PRICE) and menu_pays(150, 15, 80, LATENCY)
-    assert not menu_pays(490, 15, 310, PRICE)
-    assert menu_pays(490, 15, 310, LATENCY)
+    assert menu_pays(150, 15, Listed(80), PRICE) and menu_pays(150, 15, Listed(80), LATENCY)
+    assert not menu_pays(490, 15, Listed(310), PRICE)
+    assert menu_pays(490, 15, Listed(310), LATENCY)
     # more bundles to list on demand make the menu worth its place again
-    assert menu_pays(490, 15, 3_000, PRICE)
+    assert menu_pays(490, 15, Listed(3_000), PRICE)
+
+
+def test_a_menu_that_leaves_bundles_out_still_pays_their_trip() -> None:
+    """A budgeted menu naming half the tools' bundles saves the trip for that half only."""
+    whole = Listed(1_200)
+    assert menu_pays(500, 15, whole, PRICE)
+    assert menu_pays(500, 15, Listed(1_200, 700, 0.3), PRICE)
+    assert not menu_pays(500, 15, Listed(1_200, 700, 0.7), PRICE)
 
 
 def _messages(text: str) -> list[dict[str, str]]:
