@@ -72,6 +72,10 @@ class Settings(BaseSettings):
             cached prefix free, prefill ~1,000 tokens/s, a round trip ~1.7 s) or ``price``
             (cached input 0.1x, cache writes 1.25x, output 5x input); see
             :class:`tooltray.memory.core.catalog.Profile`.
+        menu: the bundle menu in the prefix. ``priced`` (default): shown unless its tokens on
+            every call cost more, under ``cost_profile``, than the chance a session needs to
+            list the bundles (one round trip, ``load_tools(["*"])`` answering with the bundles'
+            names); ``always``; ``never`` (a one-line hint says how to list them).
         core: extra tool names that are always loaded (besides pinned specs).
         implicit: tools any session may need without naming them (a filesystem, fetch, a
             shell): tool names, ``bundle:NAME`` or a bundle's name, ``server/tool`` or
@@ -202,6 +206,7 @@ class Settings(BaseSettings):
     code_callers: Literal["off", "both", "code"] = "off"
     opening: Literal["priced", "share"] = "priced"
     cost_profile: Literal["latency", "price"] = "latency"
+    menu: Literal["priced", "always", "never"] = "priced"
     gateway_tokens: list[str] = Field(default_factory=list)
     gateway_require_token: bool = False
     gateway_hosts: list[str] = Field(default_factory=list)

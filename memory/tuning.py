@@ -131,6 +131,12 @@ MENU_WORDS = 6
 #: o200k tokens the menu may take on every call: every dev corpus's whole menu fits (apibank 119,
 #: bfcl_multiturn 157, mcp20 345), 70 MCP servers' lines do not (1,237); bench/README.md issue 35
 MENU_BUDGET = 500
+#: chance a session needs to name a bundle it was not shown (the menu's use; without a menu,
+#: one round trip to list the bundles): mcp70, `--searches mixed`, price deciding, no history,
+#: 65 of 112 sessions loaded a bundle named by the menu (0.58); with the menu left out, 46 of
+#: 112 needed the directory (0.41: a search's bundles line named the rest); with history 0.30.
+#: The larger figure: leaving the menu out is the change, so it must pay at the upper bound
+DIRECTORY_CHANCE = 0.58
 
 # ----- the priced boundary (memory/core/catalog.py; bench/README.md "Priced selection") -------
 #: chance a boundary pick is needed before growth could reveal it, by its fused z: its use on

@@ -19,9 +19,10 @@ import numpy as np
 from tooltray.memory.config import Settings
 from tooltray.memory.core.decision import Due, Growth, Scores
 from tooltray.memory.core.decision import Plan as Plan
-from tooltray.memory.core.menu import listed
+from tooltray.memory.core.menu import LIST_HINT, listed
 from tooltray.memory.core.policy import (
     Caps,
+    Listed,
     Opening,
     Profile,
     admit,
@@ -29,6 +30,7 @@ from tooltray.memory.core.policy import (
     everything,
     later_needs,
     lists_everything,
+    menu_pays,
     order_candidates,
     priced,
     profile_named,
@@ -120,6 +122,8 @@ class Prepared:
     explained: Explained | None = None
     #: the bundles the menu names (read off the menu once, with it)
     named: frozenset[str] = frozenset()
+    #: whether the prefix shows the menu (else ``LIST_HINT``, and ``*`` lists the bundles)
+    menu_shown: bool = True
 
     #: prefix views rendered for this catalog (see ``trinket._prefix``), a few hundred at most
     prefixes: dict[tuple[Any, ...], PromptView] = field(default_factory=dict)
@@ -177,13 +181,35 @@ class AllowedCatalog:
             tokens = tokens_per_tool(specs, path)
             priced = tokens_per_tool(specs, self.settings.path)
             eager = self._eager(specs)
-            menu = bundle_menu(self.registry.bundles())
+            menu = self._menu(profile_named(self.settings.cost_profile))
             fixed = self._fixed(menu)
             self._prepared = Prepared(key, tokens, eager, menu, fixed, spans=spans, priced=priced)
             self._prepared.allowed = {s.name: s for s in self.registry.allowed()}
             self._prepared.profile = profile_named(self.settings.cost_profile)
             self._prepared.named = frozenset(listed(menu))
+            self._prepared.menu_shown = menu != LIST_HINT
         return self._prepared
+
+    def _menu(self, profile: Profile) -> str:
+        """The bundle menu, or (``menu = "never"``, or priced dearer than listing the bundles
+        when a session needs them: :func:`~.policy.menu_pays`) the one-line hint. Decided once
+        per prepared catalog, so the prefix stays byte-stable."""
+        menu, choice = bundle_menu(self.registry.bundles()), self.settings.menu
+        if not menu or choice == "always":
+            return menu
+        if choice == "never":
+            return LIST_HINT
+        sizes = (count_tokens(menu).n, count_tokens(LIST_HINT).n, self._listed(menu))
+        return menu if menu_pays(*sizes, profile) else LIST_HINT
+
+    def _listed(self, menu: str) -> Listed:
+        """The bundles' directory, all and less what ``menu`` names, and the share of bundled
+        tools in the bundles it leaves out."""
+        named = listed(menu)
+        sizes = {b.name: len(b.members) for b in self.registry.bundles()}
+        left = sum(n for b, n in sizes.items() if b not in named) / max(sum(sizes.values()), 1)
+        tokens = count_tokens(directory(self.registry, True)).n
+        return Listed(tokens, count_tokens(directory(self.registry, True, named)).n, left)
 
     def shown(self, specs: Sequence[ToolSpec]) -> list[ToolSpec]:
         """``specs`` as the model sees them: with ``boilerplate_once``, each bundle's shared
@@ -419,8 +445,11 @@ class AllowedCatalog:
         :func:`~.policy.lists_everything` finds a directory and one round trip cheaper; then the
         names by bundle or the bundles alone, whichever is smaller with what the model then
         loads (one tool's listing by name, or its whole bundle's: size-weighted, since a needed
-        tool lies in a large bundle more often); the bundles less those the menu ``named``."""
+        tool lies in a large bundle more often); the bundles less those the menu ``named``.
+        A prefix without a menu gets the bundles (or every listing): the menu's own price."""
         cat = self.prepared()
+        if cat.fallback is None and not cat.menu_shown:
+            cat.fallback = self._bundles_or_listing()
         if cat.fallback is None:
             names = count_tokens(directory(self.registry)).n
             if lists_everything(self._listing_tokens(), names, cat.profile):
@@ -430,6 +459,13 @@ class AllowedCatalog:
                 bundles = count_tokens(directory(self.registry, True, named)).n
                 cat.fallback = "bundles" if bundles + by_bundle < names + by_name else "names"
         return cat.fallback
+
+    def _bundles_or_listing(self) -> FallbackAnswer:
+        """Without a menu, ``*`` is how a model learns the bundles: their directory (what the
+        menu's decision priced), unless every listing costs no more."""
+        bundles = count_tokens(directory(self.registry, True)).n
+        listing = lists_everything(self._listing_tokens(), bundles, self.prepared().profile)
+        return "listing" if listing else "bundles"
 
     def _after_directory(self) -> tuple[float, float]:
         """The mean tokens one tool's listing and one needed tool's whole bundle add."""

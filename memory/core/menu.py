@@ -25,6 +25,9 @@ _STOP_WORDS = frozenset("a an and as at by for from in is of on or the to with".
 MENU_HEADER = "Tool bundles for load_tools:"
 MORE_NAMES = "- also: "
 MORE_HINT = '+{n} more bundles: load_tools({{"query": "<what you need>"}}) finds their tools.'
+LIST_HINT = 'Tool bundles: load_tools({"tools": ["*"]}) lists them; load one by its name.'
+"""What the prefix shows instead of a menu that costs more than listing the bundles on demand
+(:func:`~tooltray.memory.core.policy.menu_pays`)."""
 
 
 def bundle_menu(bundles: Sequence[Bundle], budget: int | None = None) -> str:

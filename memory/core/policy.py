@@ -17,6 +17,7 @@ from typing import Protocol
 
 from tooltray.memory.retrieval.scoring import ALWAYS, Candidate
 from tooltray.memory.tuning import (
+    DIRECTORY_CHANCE,
     ESCAPE_ANSWER,
     ESCAPE_CONTEXT,
     ESCAPES_BASE,
@@ -322,3 +323,32 @@ def lists_everything(listing: int, directory: int, profile: Profile) -> bool:
         EXPECTED.context, EXPECTED.answer
     )
     return profile.held(listing, EXPECTED.calls) <= by_name
+
+
+def menu_pays(menu: int, hint: int, directory: Listed, profile: Profile) -> bool:
+    """Whether the bundle menu (``menu`` tokens) belongs in the prefix, rather than a ``hint``
+    of how to list the bundles, with the bundles' directory as the answer to
+    ``load_tools(["*"])``.
+
+    The menu is paid on every call of every session; without it, a session that needs to name
+    a bundle (:data:`DIRECTORY_CHANCE`) pays one more round trip and the directory, which then
+    stays in its conversation. A menu cut to a budget still sends the needs that fall on the
+    bundles it leaves out (``directory.unnamed`` of the tools) to the directory of the rest. A
+    few bundles' short menu costs less than that chance of a trip; seventy servers' menu more.
+    """
+    trip = profile.escape(EXPECTED.context, 0)
+    absent = profile.held(directory.tokens, EXPECTED.calls) + trip
+    rest = profile.held(directory.rest, EXPECTED.calls) + trip
+    shown = profile.held(menu, EXPECTED.calls) + DIRECTORY_CHANCE * directory.unnamed * rest
+    return shown <= profile.held(hint, EXPECTED.calls) + DIRECTORY_CHANCE * absent
+
+
+@dataclass(frozen=True)
+class Listed:
+    """The bundles' directory as a menu decision prices it: its ``tokens`` listing them all;
+    the ``rest`` listing those the menu leaves out, and the share of tools in those
+    (``unnamed``): where a need falls that the menu does not answer."""
+
+    tokens: int
+    rest: int = 0
+    unnamed: float = 0.0
