@@ -40,7 +40,7 @@ import session  # noqa: E402
 from corpora import Conversation, load_conversations, load_registry, messages_for  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
-from session import SHAPES, Stores, base_settings, folds, model_searches, open_trinket  # noqa: E402
+from session import Stores, base_settings, folds, model_searches, open_trinket  # noqa: E402
 
 from tooltray.memory.metatools.meta_tools import LOAD_TOOLS  # noqa: E402
 from tooltray.tools.render import count_tokens  # noqa: E402
@@ -238,10 +238,4 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--past-split", action="store_true", help="history = the other fold's sessions"
     )
-    parser.add_argument(
-        "--searches",
-        choices=("request", "mixed", *SHAPES),
-        default="request",
-        help="with --past-split: the history's queries for a missing tool, the user's request "
-        "once a turn or each need's model-written search (mixed = one shape a need)",
-    )
+    session.add_searches(parser, "with --past-split: the history's queries for a missing tool")

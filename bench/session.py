@@ -815,13 +815,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--path", dest="paths", action="append", choices=PATHS)
     parser.add_argument("--restart", action="store_true", help="check restart equality")
     parser.add_argument("--breakdown", action="store_true", help="price per part (breakdown.py)")
-    parser.add_argument(
-        "--searches",
-        choices=("request", "mixed", *SHAPES),
-        default="request",
-        help="the model's query for a missing tool: the user's request once a turn, or the "
-        "need's model-written search (searches.jsonl; mixed = one shape a need)",
-    )
+    add_searches(parser, "the model's query for a missing tool")
     parser.add_argument(
         "--reveal",
         choices=("append", "prefix"),
@@ -834,6 +828,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         help="settings override key=JSON (e.g. growth='\"never\"')",
+    )
+
+
+def add_searches(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--searches``, shared with ``mcp_search.py``, whose history replays through this model."""
+    parser.add_argument(
+        "--searches",
+        choices=("request", "mixed", *SHAPES),
+        default="request",
+        help=f"{what}: the user's request once a turn, or each need's model-written search "
+        "(searches.jsonl; mixed = one shape a need)",
     )
 
 
