@@ -4,18 +4,22 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from alembic import command
 from click.testing import CliRunner
-from sqlalchemy import inspect, text
+from sqlalchemy import Inspector, inspect, text
 
 from tooltray.memory.cli.main import cli
 from tooltray.memory.store import Store, current, make_engine, upgrade
 from tooltray.memory.store.migrate import alembic_config, check, head, known_revisions
 from tooltray.memory.store.tables import TABLES
 from tooltray.tools.errors import SchemaVersionError, StoreError
+
+T = TypeVar("T")
 
 
 def _tables(url: str) -> set[str]:
@@ -32,6 +36,28 @@ def _upgrade_to(url: str, revision: str) -> None:
     try:
         with engine.begin() as conn:
             command.upgrade(alembic_config(url, conn), revision)
+    finally:
+        engine.dispose()
+
+
+def _at_with_row(url: str, revision: str, sql: str) -> None:
+    """The database at ``revision`` holding the row ``sql`` inserts (``:v``, a 1-d vector)."""
+    _upgrade_to(url, revision)
+    engine = make_engine(url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(text(sql), {"v": b"\x00\x00\x80\x3f"})
+    finally:
+        engine.dispose()
+
+
+def _downgraded(url: str, revision: str, look: Callable[[Inspector], T]) -> T:
+    """What ``look`` reads of the schema once the database is downgraded to ``revision``."""
+    engine = make_engine(url)
+    try:
+        with engine.begin() as conn:
+            command.downgrade(alembic_config(url, conn), revision)
+            return look(inspect(conn))
     finally:
         engine.dispose()
 
@@ -210,29 +236,20 @@ def test_a_header_the_reader_cannot_follow_is_a_lookup_error() -> None:
 
 def test_0005_counts_a_cached_vector_as_used_when_it_was_made(db_url: str) -> None:
     """Upgrading keeps every vector and gives it ``used_at = created_at`` (NOT NULL)."""
-    _upgrade_to(db_url, "0004")
-    engine = make_engine(db_url)
-    with engine.begin() as conn:
-        conn.execute(
-            text(
-                "INSERT INTO embeddings (embedder_id, content_hash, dim, vector, created_at) "
-                "VALUES ('e', 'h', 1, :v, '2025-03-04 05:06:07+00:00')"
-            ),
-            {"v": b"\x00\x00\x80\x3f"},
-        )
-    engine.dispose()
+    _at_with_row(
+        db_url,
+        "0004",
+        "INSERT INTO embeddings (embedder_id, content_hash, dim, vector, created_at) "
+        "VALUES ('e', 'h', 1, :v, '2025-03-04 05:06:07+00:00')",
+    )
     _upgrade_to(db_url, "head")
     with Store(db_url) as store, store.engine.connect() as conn:
         row = conn.execute(text("SELECT created_at, used_at FROM embeddings")).one()
         assert row[1] is not None and str(row[0]) == str(row[1])
         assert list(store.get_embeddings("e", ["h"])) == ["h"]
-    engine = make_engine(db_url)
-    try:
-        with engine.begin() as conn:
-            command.downgrade(alembic_config(db_url, conn), "0004")
-            columns = {c["name"] for c in inspect(conn).get_columns("embeddings")}
-    finally:
-        engine.dispose()
+    columns = _downgraded(
+        db_url, "0004", lambda i: {c["name"] for c in i.get_columns("embeddings")}
+    )
     assert "used_at" not in columns and "created_at" in columns
 
 
@@ -241,17 +258,12 @@ def test_0006_adds_learned_searches_to_a_learned_database(db_url: str) -> None:
     and a downgrade drops only the new table."""
     from tooltray.memory.store.records import Changes, LearnedSearch, Learning
 
-    _upgrade_to(db_url, "0005")
-    engine = make_engine(db_url)
-    with engine.begin() as conn:
-        conn.execute(
-            text(
-                "INSERT INTO learn_requests (session_id, turn, tools, embedder_id, dim, vector, at)"
-                " VALUES ('old', 1, '[\"ls\"]', 'e', 1, :v, '2025-03-04 05:06:07+00:00')"
-            ),
-            {"v": b"\x00\x00\x80\x3f"},
-        )
-    engine.dispose()
+    _at_with_row(
+        db_url,
+        "0005",
+        "INSERT INTO learn_requests (session_id, turn, tools, embedder_id, dim, vector, at)"
+        " VALUES ('old', 1, '[\"ls\"]', 'e', 1, :v, '2025-03-04 05:06:07+00:00')",
+    )
     assert current(db_url) == "0005"
     _upgrade_to(db_url, "head")
     with Store(db_url) as store:
@@ -261,11 +273,5 @@ def test_0006_adds_learned_searches_to_a_learned_database(db_url: str) -> None:
         clock, rows = store.past_searches(0)
         assert [(r.tools, r.session_id, r.dim) for r in rows] == [(("cat",), "new", 1)]
         assert clock.newest == rows[0].id
-    engine = make_engine(db_url)
-    try:
-        with engine.begin() as conn:
-            command.downgrade(alembic_config(db_url, conn), "0005")
-            tables = set(inspect(conn).get_table_names())
-    finally:
-        engine.dispose()
+    tables = _downgraded(db_url, "0005", lambda i: set(i.get_table_names()))
     assert "learn_searches" not in tables and "learn_requests" in tables
