@@ -122,11 +122,14 @@ class Prepared:
     explained: Explained | None = None
     #: the bundles the menu names (read off the menu once, with it)
     named: frozenset[str] = frozenset()
-    #: whether the prefix shows the menu (else ``LIST_HINT``, and ``*`` lists the bundles)
-    menu_shown: bool = True
 
     #: prefix views rendered for this catalog (see ``trinket._prefix``), a few hundred at most
     prefixes: dict[tuple[Any, ...], PromptView] = field(default_factory=dict)
+
+    @property
+    def menu_shown(self) -> bool:
+        """Whether the prefix shows the menu (else ``LIST_HINT``, and ``*`` lists the bundles)."""
+        return self.menu != LIST_HINT
 
     def keep_prefix(self, key: tuple[Any, ...], view: PromptView) -> None:
         """Remember a rendered prefix view; the oldest half goes when the cache is full."""
@@ -187,7 +190,6 @@ class AllowedCatalog:
             self._prepared.allowed = {s.name: s for s in self.registry.allowed()}
             self._prepared.profile = profile_named(self.settings.cost_profile)
             self._prepared.named = frozenset(listed(menu))
-            self._prepared.menu_shown = menu != LIST_HINT
         return self._prepared
 
     def _menu(self, profile: Profile) -> str:

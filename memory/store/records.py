@@ -492,10 +492,12 @@ class LearnedTables:
         self._bound(row_id, lesson)
         for search in filter(attrgetter("tools"), lesson.searches):
             self._last_search += 1
-            dim, cut = len(search.vector) // 4, self._last_search - lesson.max_requests
+            dim = len(search.vector) // 4
             row = PastRequest(self._last_search, search.tools, dim, search.vector, session_id)
-            self._searches = {i: r for i, r in self._searches.items() if i > cut}
             self._searches[row.id] = row
+        if len(self._searches) > lesson.max_requests:  # the newest max_requests stay
+            cut = self._last_search - lesson.max_requests
+            self._searches = {i: r for i, r in self._searches.items() if i > cut}
 
     def _insert(self, session_id: str, lesson: Learning, tools: list[str]) -> int:
         self._last_id += 1

@@ -596,13 +596,7 @@ def read_requests(conn: Connection, after: int) -> tuple[LearnClock, list[PastRe
     clock = read_clock(conn)
     if clock.newest <= after:
         return clock, []
-    cols = REQUESTS.c
-    query = select(cols.id, cols.tools, cols.dim, cols.vector, cols.session_id)
-    query = query.where((cols.id > after) & cols.vector.is_not(None)).order_by(cols.id)
-    return clock, [
-        PastRequest(int(r.id), tuple(map(str, _tools(r.tools))), r.dim, r.vector, r.session_id)
-        for r in conn.execute(query).all()
-    ]
+    return clock, _past_rows(conn, REQUESTS, after, REQUESTS.c.vector.is_not(None))
 
 
 def _search_row(session_id: str, turn: int, search: LearnedSearch) -> dict[str, Any]:
@@ -627,11 +621,18 @@ def read_searches(conn: Connection, after: int) -> tuple[LearnClock, list[PastRe
     clock = LearnClock(int(newest or 0), int(oldest or 0), 0)
     if clock.newest <= after:
         return clock, []
+    return clock, _past_rows(conn, SEARCHES, after)
+
+
+def _past_rows(conn: Connection, table: Table, after: int, *where: Any) -> list[PastRequest]:
+    """``table``'s learned rows (``learn_requests`` or ``learn_searches``: the same columns)
+    with an id above ``after`` and ``where``, oldest first."""
+    cols = table.c
     query = select(cols.id, cols.tools, cols.dim, cols.vector, cols.session_id)
-    rows = conn.execute(query.where(cols.id > after).order_by(cols.id)).all()
-    return clock, [
+    query = query.where(cols.id > after, *where).order_by(cols.id)
+    return [
         PastRequest(int(r.id), tuple(map(str, _tools(r.tools))), r.dim, r.vector, r.session_id)
-        for r in rows
+        for r in conn.execute(query).all()
     ]
 
 
