@@ -40,7 +40,7 @@ import session  # noqa: E402
 from corpora import Conversation, load_conversations, load_registry, messages_for  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
-from session import Stores, base_settings, folds, model_searches, open_trinket  # noqa: E402
+from session import Stores, base_settings, folds, open_trinket  # noqa: E402
 
 from tooltray.memory.metatools.meta_tools import LOAD_TOOLS  # noqa: E402
 from tooltray.tools.render import count_tokens  # noqa: E402
@@ -115,8 +115,7 @@ def measure(
     simulated model queried as ``searches_as`` says (``session.model_searches``)."""
     registry, names = load_registry(data, corpus)
     convs = load_conversations(data, corpus, names)
-    session.SEARCHES.clear()
-    session.SEARCHES.update(model_searches(data, corpus, names, searches_as))
+    session.use_searches(data, corpus, names, searches_as)
     turns = {f"{c.id}_t{t.number}": t for c in convs for t in c.turns}
     searches = sampled(read_searches(data, corpus), QUICK if quick else sample)
     hits: dict[str, dict[str, list[bool]]] = {

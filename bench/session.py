@@ -331,7 +331,7 @@ def worker(
 ) -> None:
     """Subprocess entry: play turn ``turn`` of the named conversations, print JSON lines."""
     registry, names = load_registry(data, corpus)
-    SEARCHES.update(model_searches(data, corpus, names, SEARCH_SHAPE[0]))
+    use_searches(data, corpus, names, SEARCH_SHAPE[0])
     wanted = set(convs)
     chosen = [c for c in load_conversations(data, corpus, names) if c.id in wanted]
     with open_trinket(registry, url, settings) as trinket:
@@ -712,9 +712,7 @@ def run_corpus(
     """Every requested history for one corpus on both paths."""
     registry, names = load_registry(data, corpus)
     convs = load_conversations(data, corpus, names)
-    SEARCH_SHAPE[:] = [opts.searches]
-    SEARCHES.clear()
-    SEARCHES.update(model_searches(data, corpus, names, opts.searches))
+    use_searches(data, corpus, names, opts.searches)
     if opts.quick:
         convs = convs[:QUICK_CONVERSATIONS]
     elif opts.sample:
@@ -746,6 +744,14 @@ def run_corpus(
         if opts.restart:
             runs[f"{corpus}/{path}/restart"] = restart_check(data, corpus, registry, convs, stores)
     return runs, curves
+
+
+def use_searches(data: Path, corpus: str, names: dict[str, str], shape: str) -> None:
+    """The simulated model queries as ``shape`` says from now on (:data:`SEARCHES`; the
+    ``--restart`` subprocesses are told ``shape``)."""
+    SEARCH_SHAPE[:] = [shape]
+    SEARCHES.clear()
+    SEARCHES.update(model_searches(data, corpus, names, shape))
 
 
 def model_searches(data: Path, corpus: str, names: dict[str, str], shape: str) -> SearchMap:
