@@ -69,6 +69,9 @@ MIN_PICKS = 3
 SEARCH_K = 5
 #: a load_tools answer's size when its query names the server (``server: ...``) (session)
 SERVER_K = 8
+#: share of the turn's request's scores added to a load_tools query's, asked in a turn: a
+#: query is often a fragment of the task (bench/README.md stop 46: mcp20 / mcp70 in turn)
+SEARCH_CONTEXT = 0.6
 #: a full load_tools answer takes up to TIE_K more tools scoring at least TIE_SHARE of its best
 TIE_K = 3
 TIE_SHARE = 0.85

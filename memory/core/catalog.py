@@ -47,6 +47,7 @@ from tooltray.memory.learning.usage import (
     found_priors,
     merged,
     priors,
+    unopened,
     usual,
     with_mates,
 )
@@ -285,9 +286,35 @@ class AllowedCatalog:
             EmbedderError: the embedder is down (:meth:`search_lexically` still answers).
         """
         selector = self.selector()
-        found = selector.search(query, exclude)
+        found = self._found(selector, query, exclude, asking)
         if asking is None or not found:
             return found
+        answer = self._voted(selector, query, found, exclude, asking)
+        if asking[1]:  # an opening selected on the turn's text, priors included
+            return answer
+        room = sum(not c.mention for c in found) // 2  # as votes: the matches stay the most
+        return unopened(answer, self.priors(SessionSignals(self.signals, asking[0])), exclude, room)
+
+    @staticmethod
+    def _found(
+        selector: Selector, query: str, exclude: Collection[str], asking: Asking | None
+    ) -> list[Candidate]:
+        """The selector's matches; the default selector's ranked with the turn's request too
+        (``IndexSelector.search``): a selector passed in answers the query as its protocol says."""
+        if asking is None or not isinstance(selector, IndexSelector):
+            return selector.search(query, exclude)
+        return selector.search(query, exclude, context=asking[1])
+
+    def _voted(
+        self,
+        selector: Selector,
+        query: str,
+        found: list[Candidate],
+        exclude: Collection[str],
+        asking: Asking,
+    ) -> list[Candidate]:
+        """``found`` with the votes of past requests like the query or the turn's request, and
+        of past searches like the query (:meth:`search`)."""
         vectors, asked = [], selector.vector_of(query)
         for known in (asked, self.request(asking[1])[1]):
             if known is not None:

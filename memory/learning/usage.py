@@ -308,6 +308,24 @@ def usual(picks: Sequence[Candidate], known: Mapping[str, Prior]) -> list[Candid
     ]
 
 
+def unopened(
+    answer: Sequence[Candidate], known: Mapping[str, Prior], exclude: Collection[str], room: int
+) -> list[Candidate]:
+    """A ``load_tools`` answer with the priors an opening would have offered, in a session no
+    opening selected for (no user text reached it: an MCP client's searches): at least
+    :data:`USAGE_MIN_CHANCE`, none of ``answer`` or ``exclude``, best first, ``room`` at most,
+    before its mentions. Such a session's searches are its only selection, and a generic tool
+    (a code runner, a file read) is searched for with the task's words, which never name it."""
+    have = {c.name for c in answer}
+    fresh = [
+        Candidate(n, p.source, None, p.chance)
+        for n, p in known.items()
+        if p.chance >= USAGE_MIN_CHANCE and n not in have and n not in exclude
+    ][:room]
+    mentions = [c for c in answer if c.mention]
+    return [*(c for c in answer if not c.mention), *fresh, *mentions]
+
+
 def with_mates(
     picks: Sequence[Candidate],
     within: Mapping[str, tuple[str, float]],

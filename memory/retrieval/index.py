@@ -454,6 +454,7 @@ class ToolIndex:
         exclude: Collection[str] = (),
         pull: bool = True,
         siblings: int = 0,
+        context: Any = None,
     ) -> list[Hit]:
         """What to load for ``query`` (a string, a Query, or the user messages so far).
 
@@ -461,7 +462,8 @@ class ToolIndex:
         catalog mean), then each sentence's best tools that clear ``0.85 x`` that sentence's top
         (up to half of ``max_tools``, kept under the cap first), then bundle-mates of strong
         matches in small bundles (unless ``pull`` is off); at most ``max_tools``, in that order
-        (``siblings`` come on top).
+        (``siblings`` come on top). ``context``: a row of scores added to the query's (the
+        session's own, ``IndexSelector.search``).
         Tools in ``exclude`` are never picked and do not set the bar (a ``load_tools`` query
         wants tools not loaded yet). When the query's best match overall is in ``exclude``, up
         to ``siblings`` of its bundle-mates not excluded join last, best first: the model asked
@@ -473,6 +475,7 @@ class ToolIndex:
             return self._select(selected)[:max_tools]
         s, required = self.score(q, "hybrid", query_vector)
         final = self._final(s, required, lift=True)
+        final = final if context is None else final + context
         skip = set(self._positions(exclude))
         kin = self._beside_excluded(final, skip, siblings)
         if skip:

@@ -65,6 +65,7 @@ from tooltray.memory.tuning import (
     NOW_OWN_MIN,
     NOW_VOTE_MIN,
     PAST_WEIGHT,
+    SEARCH_CONTEXT,
     SEARCH_K,
     SERVER_K,
     TASK_FLOOR,
@@ -584,13 +585,18 @@ class IndexSelector:
         if len(self.memo) > MEMO_SIZE:
             del self.memo[next(iter(self.memo))]
 
-    def _answer(self, query: str, exclude: Collection[str], vector: Any = None) -> list[Candidate]:
+    def _answer(
+        self, query: str, exclude: Collection[str], vector: Any = None, context: Any = None
+    ) -> list[Candidate]:
         """A ``load_tools`` answer, dense or lexical alike: none of ``exclude``, and with it no
         bundle-mates fill the places the bar leaves; a server's aliases share a place
         (:mod:`~tooltray.memory.retrieval.places`). Then, as mentions, the bundles of the next
         ``MENTION_K`` matches: where the needed tool's server is in neither the answer nor the
-        menu, the model loads it from there instead of asking for every tool's directory."""
-        pick = partial(self.index.picks, query, query_vector=vector, exclude=exclude)
+        menu, the model loads it from there instead of asking for every tool's directory.
+        ``context`` (a score row) joins the matches' scores, not the mentions'."""
+        pick = partial(
+            self.index.picks, query, query_vector=vector, exclude=exclude, context=context
+        )
         hits = pick(SEARCH_K, pull=not exclude, siblings=SEARCH_K)
         if self._twins.of:  # a catalog without aliases (most) skips both steps
             doubles = self._twins.doubles([self.index.position[h.name] for h in hits])
@@ -624,7 +630,12 @@ class IndexSelector:
         return [h for h in more if h.name not in have and h.score >= bar][:TIE_K]
 
     def search(
-        self, query: str, exclude: Collection[str] = (), *, dense: bool = True
+        self,
+        query: str,
+        exclude: Collection[str] = (),
+        *,
+        dense: bool = True,
+        context: Sequence[str] = (),
     ) -> list[Candidate]:
         """The best matches for a ``load_tools`` query, none of ``exclude`` (the loaded tools);
         by the lexical half alone without ``dense`` (see :meth:`lexical`).
@@ -640,11 +651,22 @@ class IndexSelector:
         in ``bench/README.md`` ("Tuned values": load_tools answers). A query's shape
         (:mod:`~tooltray.memory.retrieval.asks`) can rank a server line's bundles alone, or put a
         guessed name's real tool first.
+
+        Asked in a turn (``context``: its user messages), the turn's request's scores join
+        the query's at ``SEARCH_CONTEXT``: a model's query is often a fragment of the task
+        (``aim eight papers total two``), and the request says which of a server's look-alike
+        tools the task needs. Its scores are the selection's, cached: no embedding more.
         """
         ask = self._reader.read(query)
         vector = self._vector(ask.text) if dense else None
+        turn = self._context(context) if dense and context else None
         held = self._twins.beside(exclude) if exclude and self._twins.of else exclude
-        return self._fresh(ask, held, vector) or self._loaded(ask, exclude, vector)
+        return self._fresh(ask, held, vector, turn) or self._loaded(ask, exclude, vector, turn)
+
+    def _context(self, users: Sequence[str]) -> Row | None:
+        """``SEARCH_CONTEXT`` times the fused scores of the turn's request (``request_of``)."""
+        texts = said(users)
+        return SEARCH_CONTEXT * self._message(self.request_of(texts))[1].fused if texts else None
 
     def voted_search(
         self,
@@ -670,30 +692,37 @@ class IndexSelector:
         self.index.doc_vectors = None
         return self.search(query, exclude, dense=False)
 
-    def _fresh(self, ask: Ask, exclude: Collection[str], vector: Any) -> list[Candidate]:
+    def _fresh(
+        self, ask: Ask, exclude: Collection[str], vector: Any, context: Row | None = None
+    ) -> list[Candidate]:
         """The answer among the tools not in ``exclude``."""
-        within = self._within(ask, exclude, vector) if ask.bundles else []
+        within = self._within(ask, exclude, vector, context) if ask.bundles else []
         if within:
             return within
-        found = self._answer(ask.text, exclude, vector)
+        found = self._answer(ask.text, exclude, vector, context)
         if not ask.named:  # no guessed name: the matches alone
             return found
         named = [Candidate(n, "manual", 99.0) for n in ask.named if n not in exclude]
         return named[:SEARCH_K] + [c for c in found if c.name not in ask.named]
 
-    def _loaded(self, ask: Ask, exclude: Collection[str], vector: Any) -> list[Candidate]:
+    def _loaded(
+        self, ask: Ask, exclude: Collection[str], vector: Any, context: Row | None = None
+    ) -> list[Candidate]:
         """When no tool outside ``exclude`` matches, the best ``LOADED_K`` matches in it: the
         model asked for tools it has (a catalog shown whole has every tool loaded), and
         ``load_tools`` answers that they are loaded, not that nothing matched."""
         if not exclude:
             return []
-        found = self._fresh(ask, (), vector)
+        found = self._fresh(ask, (), vector, context)
         return [c for c in found if c.name in exclude and not c.mention][:LOADED_K]
 
-    def _within(self, ask: Ask, exclude: Collection[str], vector: Any) -> list[Candidate]:
+    def _within(
+        self, ask: Ask, exclude: Collection[str], vector: Any, context: Row | None = None
+    ) -> list[Candidate]:
         """The best ``SERVER_K`` tools of the bundles a server line names, none of ``exclude``:
         the model said where the tool is, so no tool elsewhere takes a place."""
         fused = self.index.score(ask.text, query_vector=vector)[0].fused
+        fused = fused if context is None else fused + context
         members = [i for b in ask.bundles for i in self.index.bundles.members.get(b, ())]
         skip = set(exclude)
         kept = [i for i in members if self.index.names[i] not in skip]

@@ -28,6 +28,7 @@ from tooltray.memory.learning.usage import (
     merged,
     one_escape,
     priors,
+    unopened,
     usage_of,
     usual,
     with_mates,
@@ -211,6 +212,36 @@ def test_explain_says_which_prior_loaded_a_tool(
     assert declared_run.exit_code == 0, declared_run.output
     rows = {r["tool"]: r["decision"] for r in json.loads(declared_run.stdout)}
     assert rows[WRITE] == f"loads (declared implicit, chance {IMPLICIT_CHANCE:.2f})"
+
+
+def test_a_search_no_opening_selected_for_carries_the_priors(trinket: ToolLoaderTrinket) -> None:
+    """A session no user text reached (an MCP client's searches) gets with its search's answer
+    the priors an opening would have offered; under ``USAGE_MIN_SESSIONS`` there are none."""
+    query = {"query": "weather forecast for Paris"}
+    past_sessions(trinket, 0, USAGE_MIN_SESSIONS - 1)
+    trinket.handle_meta("early", "load_tools", query)
+    assert "weather_forecast" in trinket.loaded("early") and WRITE not in trinket.loaded("early")
+    past_sessions(trinket, USAGE_MIN_SESSIONS - 1, USAGE_MIN_SESSIONS + 1)
+    trinket.handle_meta("later", "load_tools", query)
+    assert {"weather_forecast", WRITE} <= set(trinket.loaded("later"))
+    assert "filesystem_read_file" not in trinket.loaded("later")  # no session used it
+
+
+def test_the_priors_join_beside_the_matches_at_most_the_room() -> None:
+    """Best first, none the answer or the session holds, none under ``USAGE_MIN_CHANCE``, at
+    most ``room`` of them, before the answer's mentions."""
+    known = {
+        "a": Prior(0.6, "usage"),
+        "b": Prior(0.5, "implicit"),
+        "c": Prior(0.4, "usage"),
+        "d": Prior(USAGE_MIN_CHANCE / 2, "usage"),
+    }
+    found = [Candidate("m", "semantic", 2.0), Candidate("srv", "semantic", 0.0, mention=True)]
+    out = unopened(found, known, {"a"}, 2)
+    assert [c.name for c in out] == ["m", "b", "c", "srv"]
+    assert [c.source for c in out[1:3]] == ["implicit", "usage"] and out[1].chance == 0.5
+    assert [c.name for c in unopened(found, known, (), 1)] == ["m", "a", "srv"]
+    assert [c.name for c in unopened(found, {"d": known["d"]}, (), 2)] == ["m", "srv"]
 
 
 def test_a_request_that_finds_the_tool_adds_no_prior(trinket: ToolLoaderTrinket) -> None:
