@@ -57,6 +57,6 @@ class OracleSignals:
         """Not simulated."""
         return 0.0, 0
 
-    def usage(self, session: Any = None, explained: Any = None) -> Usage:
+    def usage(self, session: Any = None, explained: Any = None, fresh: Any = True) -> Usage:
         """Not simulated (no usage priors)."""
         return Usage()

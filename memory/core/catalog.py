@@ -286,24 +286,18 @@ class AllowedCatalog:
             EmbedderError: the embedder is down (:meth:`search_lexically` still answers).
         """
         selector = self.selector()
-        found = self._found(selector, query, exclude, asking)
+        if asking is not None and isinstance(selector, IndexSelector):  # ranked with the turn
+            found = selector.search(query, exclude, context=asking[1])
+        else:  # a selector passed in answers the query as its protocol says
+            found = selector.search(query, exclude)
         if asking is None or not found:
             return found
         answer = self._voted(selector, query, found, exclude, asking)
         if asking[1]:  # an opening selected on the turn's text, priors included
             return answer
         room = sum(not c.mention for c in found) // 2  # as votes: the matches stay the most
-        return unopened(answer, self.priors(SessionSignals(self.signals, asking[0])), exclude, room)
-
-    @staticmethod
-    def _found(
-        selector: Selector, query: str, exclude: Collection[str], asking: Asking | None
-    ) -> list[Candidate]:
-        """The selector's matches; the default selector's ranked with the turn's request too
-        (``IndexSelector.search``): a selector passed in answers the query as its protocol says."""
-        if asking is None or not isinstance(selector, IndexSelector):
-            return selector.search(query, exclude)
-        return selector.search(query, exclude, context=asking[1])
+        known = self.priors(SessionSignals(self.signals, asking[0]), fresh=False)
+        return unopened(answer, known, exclude, room)
 
     def _voted(
         self,
@@ -636,15 +630,16 @@ class AllowedCatalog:
         usage, priced = signals.usage(explained=explained), self.settings.opening == "priced"
         return merged(kept, found_priors(usage, found, self.prepared().bundle_of, priced=priced))
 
-    def priors(self, signals: SelectionSignals) -> dict[str, Prior]:
+    def priors(self, signals: SelectionSignals, fresh: bool = True) -> dict[str, Prior]:
         """Each tool's usage prior or declared chance (:mod:`~tooltray.memory.learning.usage`):
         a boundary candidate whatever the message says. A later turn's reveals do not ask: the
-        same chance did or did not pay at the boundary."""
+        same chance did or did not pay at the boundary. Without ``fresh``, from what the last
+        prepare read (a search begins no transaction of its own)."""
         cat = self.prepared()
         if cat.implicit is None:
             cat.bundle_of = {name: spec.bundle for name, spec in cat.allowed.items()}
             cat.implicit = declared(self.settings.implicit, cat.bundle_of)
-        usage = signals.usage(explained=self._explained())
+        usage = signals.usage(explained=self._explained(), fresh=fresh)
         priced = self.settings.opening == "priced"
         return priors(usage, cat.implicit, cat.bundle_of, priced=priced)
 

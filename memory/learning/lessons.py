@@ -324,11 +324,14 @@ class StoreSignals:
             needs = self._needs[1]
             return needs.first + growth_miss * needs.later, needs.sessions
 
-    def usage(self, session: str | None = None, explained: Explained | None = None) -> Usage:
+    def usage(
+        self, session: str | None = None, explained: Explained | None = None, fresh: bool = True
+    ) -> Usage:
         """Which tools past sessions (but ``session``) used, decayed like the votes; given
-        ``explained``, only the uses their request missed. Empty when nothing can be read."""
+        ``explained``, only the uses their request missed. Empty when nothing can be read.
+        Without ``fresh`` the rows last read answer (read once if none were): a search's."""
         try:
-            newest = self.refresh()
+            newest = self.refresh() if fresh or self._newest is None else self._newest
         except Exception as exc:  # noqa: BLE001 - hints must never cost the turn
             log.debug("tooltray: past sessions unavailable: %s", exc)
             return Usage()

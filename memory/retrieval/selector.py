@@ -122,10 +122,12 @@ class SelectionSignals(Protocol):
         tools their later turns added, and how many sessions that mean is over (0: none)."""
         ...
 
-    def usage(self, session: str | None = None, explained: Explained | None = None) -> Usage:
+    def usage(
+        self, session: str | None = None, explained: Explained | None = None, fresh: bool = True
+    ) -> Usage:
         """Which tools past sessions (but ``session``) used, whatever they said (given
         ``explained``, only where their request missed them): the usage priors' counts
-        (:mod:`~tooltray.memory.learning.usage`)."""
+        (:mod:`~tooltray.memory.learning.usage`). ``fresh`` as :meth:`past_requests` says."""
         ...
 
 
@@ -156,7 +158,9 @@ class NoSignals:
         """No past session: a mean over none."""
         return 0.0, 0
 
-    def usage(self, session: str | None = None, explained: Explained | None = None) -> Usage:
+    def usage(
+        self, session: str | None = None, explained: Explained | None = None, fresh: bool = True
+    ) -> Usage:
         """No past session."""
         return Usage()
 
@@ -213,10 +217,12 @@ class SessionSignals:
         """The inner sessions' needs (a session's own turns are a small share of them)."""
         return self.inner.session_needs(growth_miss)
 
-    def usage(self, session: str | None = None, explained: Explained | None = None) -> Usage:
+    def usage(
+        self, session: str | None = None, explained: Explained | None = None, fresh: bool = True
+    ) -> Usage:
         """The other sessions' use (read once per selection)."""
         if not self.used:
-            self.used.append(self.inner.usage(session or self.session, explained))
+            self.used.append(self.inner.usage(session or self.session, explained, fresh))
         return self.used[0]
 
 
@@ -659,14 +665,10 @@ class IndexSelector:
         """
         ask = self._reader.read(query)
         vector = self._vector(ask.text) if dense else None
-        turn = self._context(context) if dense and context else None
+        texts = said(context) if dense else []
+        turn = SEARCH_CONTEXT * self._message(self.request_of(texts))[1].fused if texts else None
         held = self._twins.beside(exclude) if exclude and self._twins.of else exclude
         return self._fresh(ask, held, vector, turn) or self._loaded(ask, exclude, vector, turn)
-
-    def _context(self, users: Sequence[str]) -> Row | None:
-        """``SEARCH_CONTEXT`` times the fused scores of the turn's request (``request_of``)."""
-        texts = said(users)
-        return SEARCH_CONTEXT * self._message(self.request_of(texts))[1].fused if texts else None
 
     def voted_search(
         self,

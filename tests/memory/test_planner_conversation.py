@@ -64,7 +64,9 @@ class TableSignals:
         """No past session."""
         return 0.0, 0
 
-    def usage(self, session: str | None = None, explained: object = None) -> Usage:
+    def usage(
+        self, session: str | None = None, explained: object = None, fresh: bool = True
+    ) -> Usage:
         """No past session."""
         return Usage()
 

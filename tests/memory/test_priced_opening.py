@@ -140,7 +140,9 @@ class _Past:
     def session_needs(self, growth_miss: float) -> tuple[float, int]:
         return self.first + growth_miss * self.later, self.sessions
 
-    def usage(self, session: str | None = None, explained: object = None) -> Usage:
+    def usage(
+        self, session: str | None = None, explained: object = None, fresh: bool = True
+    ) -> Usage:
         return Usage()
 
 
