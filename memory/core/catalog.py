@@ -196,13 +196,24 @@ class AllowedCatalog:
         """The bundle menu, or (``menu = "never"``, or priced dearer than listing the bundles
         when a session needs them: :func:`~.policy.menu_pays`) the one-line hint. Decided once
         per prepared catalog, so the prefix stays byte-stable."""
-        menu, choice = bundle_menu(self.registry.bundles()), self.settings.menu
+        menu = bundle_menu(self.registry.bundles(), used=self._used_bundles())
+        choice = self.settings.menu
         if not menu or choice == "always":
             return menu
         if choice == "never":
             return LIST_HINT
         sizes = (count_tokens(menu).n, count_tokens(LIST_HINT).n, self._listed(menu))
         return menu if menu_pays(*sizes, profile) else LIST_HINT
+
+    def _used_bundles(self) -> list[str]:
+        """The bundles past sessions used, most used first (a bundle counts the sessions that
+        used its tools, decayed): what a budgeted menu names before any other."""
+        counts: dict[str, float] = {}
+        for tool, n in self.signals.usage().uses.items():
+            spec = self.registry.get(tool)
+            if spec is not None and spec.bundle is not None:
+                counts[spec.bundle] = counts.get(spec.bundle, 0.0) + n
+        return sorted(counts, key=lambda b: (-counts[b], b))
 
     def _listed(self, menu: str) -> Listed:
         """The bundles' directory, all and less what ``menu`` names, and the share of bundled
