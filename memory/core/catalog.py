@@ -196,14 +196,22 @@ class AllowedCatalog:
         """The bundle menu, or (``menu = "never"``, or priced dearer than listing the bundles
         when a session needs them: :func:`~.policy.menu_pays`) the one-line hint. Decided once
         per prepared catalog, so the prefix stays byte-stable."""
-        menu = bundle_menu(self.registry.bundles(), used=self._used_bundles())
-        choice = self.settings.menu
+        menu, choice = self._bundle_menu(), self.settings.menu
         if not menu or choice == "always":
             return menu
         if choice == "never":
             return LIST_HINT
         sizes = (count_tokens(menu).n, count_tokens(LIST_HINT).n, self._listed(menu))
         return menu if menu_pays(*sizes, profile) else LIST_HINT
+
+    def _bundle_menu(self) -> str:
+        """The menu; one that leaves bundles out names those the deployment used first (the
+        history is read only then: a menu that names every bundle reads none)."""
+        bundles = self.registry.bundles()
+        menu = bundle_menu(bundles)
+        if len(listed(menu)) >= len(bundles):
+            return menu
+        return bundle_menu(bundles, used=self._used_bundles())
 
     def _used_bundles(self) -> list[str]:
         """The bundles past sessions used, most used first (a bundle counts the sessions that
