@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from tooltray.memory.tuning import MENU_BUDGET, MENU_WORDS
 from tooltray.tools.render import count_tokens
@@ -48,6 +48,15 @@ def bundle_menu(
     menu = "\n".join([MENU_HEADER, *sorted(lines.values())])
     limit = MENU_BUDGET if budget is None else budget
     return menu if count_tokens(menu).n <= limit else budgeted(bundles, lines, limit, used)
+
+
+def used_menu(bundles: Sequence[Bundle], used: Collection[str]) -> str:
+    """The names of the bundles a deployment ``used`` alone, and how many more there are: on a
+    catalog of hundreds of servers, its sessions' needs fall on a few (mcp300: 20 of 300), so
+    the record's names can cost a fifth of the budgeted menu's and miss little
+    (:func:`~tooltray.memory.core.policy.unnamed` prices what they miss)."""
+    names = sorted(b.name for b in bundles if b.name in used)
+    return _compose([MENU_HEADER], names, len(bundles) - len(names))
 
 
 def listed(menu: str) -> set[str]:
