@@ -75,7 +75,9 @@ class Settings(BaseSettings):
         menu: the bundle menu in the prefix. ``priced`` (default): shown unless its tokens on
             every call cost more, under ``cost_profile``, than the chance a session needs to
             list the bundles (one round trip, ``load_tools(["*"])`` answering with the bundles'
-            names); ``always``; ``never`` (a one-line hint says how to list them).
+            names); a menu cut to its budget names the servers the deployment's sessions
+            used first, or (priced so) those alone; ``always``; ``never`` (a one-line hint
+            says how to list them).
         core: extra tool names that are always loaded (besides pinned specs).
         implicit: tools any session may need without naming them (a filesystem, fetch, a
             shell): tool names, ``bundle:NAME`` or a bundle's name, ``server/tool`` or

@@ -19,7 +19,7 @@ import numpy as np
 from tooltray.memory.config import Settings
 from tooltray.memory.core.decision import Due, Growth, Scores
 from tooltray.memory.core.decision import Plan as Plan
-from tooltray.memory.core.menu import LIST_HINT, listed
+from tooltray.memory.core.menu import LIST_HINT, listed, used_menu
 from tooltray.memory.core.policy import (
     Caps,
     Listed,
@@ -30,10 +30,11 @@ from tooltray.memory.core.policy import (
     everything,
     later_needs,
     lists_everything,
-    menu_pays,
+    menu_price,
     order_candidates,
     priced,
     profile_named,
+    unnamed,
 )
 from tooltray.memory.core.policy import opening as open_picks
 from tooltray.memory.core.prompt import PromptView, bundle_menu, defers, note, text_block
@@ -145,6 +146,16 @@ class Prepared:
         return list(map(allowed.__getitem__, filter(allowed.__contains__, names)))
 
 
+@dataclass(frozen=True)
+class Record:
+    """What a deployment's past sessions say about its bundles, for the menu: per bundle the
+    decayed count of sessions that used it (most first), and the share of sessions that used
+    one no other did (:meth:`~tooltray.memory.learning.usage.Usage.novel`)."""
+
+    uses: dict[str, float] = field(default_factory=dict)
+    novel: float = 1.0
+
+
 class AllowedCatalog:
     """The allowed tools as selection reads them: prepared once per allowed set
     (:meth:`prepared`), scoring a turn's conversation (:meth:`scores`) and choosing its picks.
@@ -195,24 +206,46 @@ class AllowedCatalog:
 
     def _menu(self, profile: Profile) -> str:
         """The bundle menu, or (``menu = "never"``, or priced dearer than listing the bundles
-        when a session needs them: :func:`~.policy.menu_pays`) the one-line hint. Decided once
-        per prepared catalog, so the prefix stays byte-stable."""
-        menu, choice = bundle_menu(self.registry.bundles()), self.settings.menu
-        if not menu or choice == "always":
+        when a session needs them: :func:`~.policy.menu_price`) the one-line hint; a menu that
+        leaves bundles out weighs, with the deployment's record, the bundles it used alone.
+        Decided once per prepared catalog, so the prefix stays byte-stable."""
+        bundles, choice = self.registry.bundles(), self.settings.menu
+        menu = bundle_menu(bundles)
+        if not menu or choice == "never":
+            return menu and LIST_HINT
+        if len(listed(menu)) >= len(bundles):  # names every bundle: no record to read
+            return menu if choice == "always" or self._pays(menu, profile) else LIST_HINT
+        record = self._record()
+        menu = bundle_menu(bundles, used=list(record.uses))
+        if choice == "always":
             return menu
-        if choice == "never":
-            return LIST_HINT
-        sizes = (count_tokens(menu).n, count_tokens(LIST_HINT).n, self._listed(menu))
-        return menu if menu_pays(*sizes, profile) else LIST_HINT
+        shown = [menu, used_menu(bundles, record.uses)] if record.uses else [menu]
+        return min([*shown, LIST_HINT], key=lambda m: self._price(m, record, profile))
 
-    def _listed(self, menu: str) -> Listed:
-        """The bundles' directory, all and less what ``menu`` names, and the share of bundled
-        tools in the bundles it leaves out."""
+    def _pays(self, menu: str, profile: Profile) -> bool:
+        """Whether a menu naming every bundle costs no more than the hint (no record read)."""
+        return self._price(menu, Record(), profile) <= self._price(LIST_HINT, Record(), profile)
+
+    def _price(self, menu: str, record: Record, profile: Profile) -> float:
+        """:func:`~.policy.menu_price` of ``menu`` with the directory of what it leaves out."""
         named = listed(menu)
         sizes = {b.name: len(b.members) for b in self.registry.bundles()}
-        left = sum(n for b, n in sizes.items() if b not in named) / max(sum(sizes.values()), 1)
+        left = unnamed(named, sizes, record.uses, record.novel)
         tokens = count_tokens(directory(self.registry, True)).n
-        return Listed(tokens, count_tokens(directory(self.registry, True, named)).n, left)
+        rest = count_tokens(directory(self.registry, True, named)).n
+        return menu_price(count_tokens(menu).n, Listed(tokens, rest, left), profile)
+
+    def _record(self) -> Record:
+        """The bundles past sessions used, most used first (a bundle counts the decayed
+        sessions that used its tools), and the share of them that used one no other did."""
+        usage = self.signals.usage()
+        bundle_of = {s.name: s.bundle for s in self.registry.allowed()}
+        counts: dict[str, float] = {}
+        for tool, n in usage.uses.items():
+            if (bundle := bundle_of.get(tool)) is not None:
+                counts[bundle] = counts.get(bundle, 0.0) + n
+        ranked = sorted(counts, key=lambda b: (-counts[b], b))
+        return Record({b: counts[b] for b in ranked}, usage.novel(bundle_of))
 
     def shown(self, specs: Sequence[ToolSpec]) -> list[ToolSpec]:
         """``specs`` as the model sees them: with ``boilerplate_once``, each bundle's shared

@@ -4,16 +4,17 @@ A bundle's line is its description; a catalog without descriptions (most importe
 most telling words of the members' names instead of a line that says nothing, so the model can
 still tell ``git`` from ``calendar``. Every call pays the menu, so it has a token budget: a
 catalog of many bundles (a hundred MCP servers) names them all on one line and gives lines to its
-largest ones while the budget lasts; past a few hundred, it names the ones that fit and points to
-``load_tools({"query": ...})`` for the rest (every bundle still loads by name). Everything is
-deterministic: the prefix stays byte-stable.
+largest ones while the budget lasts; past a few hundred, it names the ones that fit (those the
+deployment's sessions used first) and points to ``load_tools({"query": ...})`` for the rest (every
+bundle still loads by name); with a record, the used ones' names alone may price lower.
+Everything is deterministic: the prefix stays byte-stable.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from tooltray.memory.tuning import MENU_BUDGET, MENU_WORDS
 from tooltray.tools.render import count_tokens
@@ -30,21 +31,33 @@ LIST_HINT = 'Tool bundles: load_tools({"tools": ["*"]}) lists them; load one by 
 (:func:`~tooltray.memory.core.policy.menu_pays`)."""
 
 
-def bundle_menu(bundles: Sequence[Bundle], budget: int | None = None) -> str:
+def bundle_menu(
+    bundles: Sequence[Bundle], budget: int | None = None, used: Sequence[str] = ()
+) -> str:
     """One line per bundle: the escape-hatch menu that lets a model ask for tools.
 
     Every call of a selected session pays the menu, so a line is only what a model chooses by:
     the bundle's name and what it is for (member counts and a longer header cost ~35 tokens a
     call on apibank's 8 bundles and told the model nothing it acts on). A menu over ``budget``
     o200k tokens (default ``MENU_BUDGET``) is cut by :func:`budgeted`, so what every call pays
-    stays bounded however many servers a catalog has."""
+    stays bounded however many servers a catalog has; the bundles the deployment ``used``
+    (most used first) keep their names there before any other."""
     if not bundles:
         return ""
     spread = _word_spread(bundles)
     lines = {b.name: _line(b, spread, len(bundles)) for b in bundles}
     menu = "\n".join([MENU_HEADER, *sorted(lines.values())])
     limit = MENU_BUDGET if budget is None else budget
-    return menu if count_tokens(menu).n <= limit else budgeted(bundles, lines, limit)
+    return menu if count_tokens(menu).n <= limit else budgeted(bundles, lines, limit, used)
+
+
+def used_menu(bundles: Sequence[Bundle], used: Collection[str]) -> str:
+    """The names of the bundles a deployment ``used`` alone, and how many more there are: on a
+    catalog of hundreds of servers, its sessions' needs fall on a few (mcp300: 20 of 300), so
+    the record's names can cost a fifth of the budgeted menu's and miss little
+    (:func:`~tooltray.memory.core.policy.unnamed` prices what they miss)."""
+    names = sorted(b.name for b in bundles if b.name in used)
+    return _compose([MENU_HEADER], names, len(bundles) - len(names))
 
 
 def listed(menu: str) -> set[str]:
@@ -69,15 +82,19 @@ def rank(bundles: Sequence[Bundle]) -> list[Bundle]:
     return sorted(bundles, key=lambda b: (-len(b.members), b.name))
 
 
-def budgeted(bundles: Sequence[Bundle], lines: dict[str, str], budget: int) -> str:
+def budgeted(
+    bundles: Sequence[Bundle], lines: dict[str, str], budget: int, used: Sequence[str] = ()
+) -> str:
     """The menu within ``budget`` tokens: first every bundle's name on one line (or, when not all
-    fit, as many as fit, shortest first, and how many more there are), then lines for the
-    top-ranked bundles while the budget lasts.
+    fit, as many as fit: the ``used`` ones first, then the shortest, and how many more there
+    are), then lines for the top-ranked bundles while the budget lasts.
 
     Names first: a model names a server it sees in the menu (3-5 tokens each) and is sent to
     ``load_tools({"query": ...})`` for one it does not, which may miss; a line (15-20 tokens)
-    only tells it more about a server it could already name."""
-    names = sorted((b.name for b in bundles), key=lambda n: (count_tokens(n).n, n))
+    only tells it more about a server it could already name. The servers a deployment's
+    sessions used are the ones its next sessions name (mcp300: 20 of 300 servers carry every
+    need, and the shortest-first cut named 11 of them)."""
+    names = _first(used, sorted((b.name for b in bundles), key=lambda n: (count_tokens(n).n, n)))
     menu, shown = _fit([MENU_HEADER], names, budget)
     if shown < len(names):
         return menu
@@ -89,6 +106,13 @@ def budgeted(bundles: Sequence[Bundle], lines: dict[str, str], budget: int) -> s
         full.append(b)
         menu = trial
     return menu
+
+
+def _first(used: Sequence[str], names: list[str]) -> list[str]:
+    """``names`` with those in ``used`` first, in ``used``'s order."""
+    known = set(names)
+    ahead = [n for n in dict.fromkeys(used) if n in known]
+    return ahead + [n for n in names if n not in set(ahead)]
 
 
 def _with_lines(full: Sequence[Bundle], names: Sequence[str], lines: dict[str, str]) -> str:

@@ -11,7 +11,7 @@ with the same :class:`Profile` (``bench/pricing.py``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -328,19 +328,43 @@ def lists_everything(listing: int, directory: int, profile: Profile) -> bool:
 def menu_pays(menu: int, hint: int, directory: Listed, profile: Profile) -> bool:
     """Whether the bundle menu (``menu`` tokens) belongs in the prefix, rather than a ``hint``
     of how to list the bundles, with the bundles' directory as the answer to
-    ``load_tools(["*"])``.
+    ``load_tools(["*"])`` (:func:`menu_price` of each; a tie keeps the menu)."""
+    absent = Listed(directory.tokens, directory.tokens, 1.0)
+    return menu_price(menu, directory, profile) <= menu_price(hint, absent, profile)
 
-    The menu is paid on every call of every session; without it, a session that needs to name
-    a bundle (:data:`DIRECTORY_CHANCE`) pays one more round trip and the directory, which then
-    stays in its conversation. A menu cut to a budget still sends the needs that fall on the
-    bundles it leaves out (``directory.unnamed`` of the tools) to the directory of the rest. A
-    few bundles' short menu costs less than that chance of a trip; seventy servers' menu more.
+
+def menu_price(menu: int, directory: Listed, profile: Profile) -> float:
+    """What a prefix line of ``menu`` tokens costs a session, with the trips it leaves.
+
+    The menu is paid on every call of every session; a session that needs to name a bundle
+    (:data:`DIRECTORY_CHANCE`) the menu does not name (``directory.unnamed`` of those needs)
+    pays one more round trip and the directory of the rest (``directory.rest`` tokens), which
+    then stays in its conversation. A few bundles' short menu costs less than that chance of
+    a trip; seventy servers' menu more; a hint naming none pays the trip on every such need.
     """
     trip = profile.escape(EXPECTED.context, 0)
-    absent = profile.held(directory.tokens, EXPECTED.calls) + trip
     rest = profile.held(directory.rest, EXPECTED.calls) + trip
-    shown = profile.held(menu, EXPECTED.calls) + DIRECTORY_CHANCE * directory.unnamed * rest
-    return shown <= profile.held(hint, EXPECTED.calls) + DIRECTORY_CHANCE * absent
+    return profile.held(menu, EXPECTED.calls) + DIRECTORY_CHANCE * directory.unnamed * rest
+
+
+def unnamed(
+    named: Collection[str], sizes: Mapping[str, int], uses: Mapping[str, float], novel: float
+) -> float:
+    """The share of the needs to name a bundle that fall outside ``named`` (bundle ->
+    members in ``sizes``). Without a record (``uses`` empty) a need is as likely on any tool:
+    the tool share left out. With one, needs like the past ones fall as the record's uses
+    (bundle -> decayed sessions) did, and the ``novel`` share (sessions that needed a server no
+    other past one used) as a need without a record would, on the servers the record lacks."""
+    fresh = {b: n for b, n in sizes.items() if b not in uses}
+    if not uses:
+        return _left_out(named, sizes)
+    missed = sum(n for b, n in uses.items() if b not in named) / max(sum(uses.values()), 1e-9)
+    return (1.0 - novel) * missed + novel * _left_out(named, fresh)
+
+
+def _left_out(named: Collection[str], sizes: Mapping[str, int]) -> float:
+    """The share of the members of ``sizes``'s bundles in those ``named`` leaves out."""
+    return sum(n for b, n in sizes.items() if b not in named) / max(sum(sizes.values()), 1)
 
 
 @dataclass(frozen=True)

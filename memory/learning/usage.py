@@ -124,6 +124,21 @@ class Usage:
         hits = _counts(self.weights, [f & u for f, u in zip(found, used, strict=True)])
         return {s: n / (seen[s] + USAGE_PSEUDO) for s, n in hits.items() if n >= USAGE_MIN_USES}
 
+    def novel(self, bundle_of: BundleOf) -> float:
+        """The weighted share of past sessions that used a server no other past session used:
+        how often the next session needs a server this record has not seen (1.0 under
+        :data:`USAGE_MIN_SESSIONS` sessions: no record yet)."""
+        if self.sessions < USAGE_MIN_SESSIONS:
+            return 1.0
+        homes = [{b for t in used if (b := bundle_of.get(t))} for used in self.used]
+        counts = Counter(b for home in homes for b in home)
+        alone = [
+            w
+            for w, home in zip(self.weights, homes, strict=True)
+            if any(counts[b] == 1 for b in home)
+        ]
+        return sum(alone) / max(sum(self.weights), 1e-9)
+
     def server_shares(self, bundle_of: BundleOf) -> dict[str, float]:
         """Server (bundle) -> weighted share of the sessions that used any of its tools."""
         return self._shares(lambda tools: {b for t in tools if (b := bundle_of.get(t))})

@@ -14,7 +14,7 @@ from tooltray.tools.registry import ToolRegistry
 from tooltray.tools.render import count_tokens
 from tooltray.tools.spec import ToolSpec
 
-from .conftest import MakeTrinket
+from .conftest import MakeTrinket, finish_turn, user
 
 VERBS = ("list", "get", "create", "update", "delete", "search", "export", "sync")
 NOUNS = ("issue", "page", "record", "invoice", "ticket", "file", "event", "report", "user")
@@ -90,3 +90,27 @@ def test_a_server_the_menu_leaves_out_still_loads_by_name(make_trinket: MakeTrin
     answer = trinket.handle_meta("s", LOAD_TOOLS, {"tools": [hidden[0]]})
     members = next(b.members for b in registry.bundles() if b.name == hidden[0])
     assert set(members) <= set(trinket.loaded("s")), answer
+
+
+def test_a_cut_menu_names_the_servers_a_deployment_used_first() -> None:
+    bundles = servers(300).bundles()
+    hidden = sorted({b.name for b in bundles} - listed(bundle_menu(bundles)))
+    menu = bundle_menu(bundles, used=[hidden[-1], "no-such-server"])
+    assert hidden[-1] in listed(menu) and count_tokens(menu).n <= MENU_BUDGET
+    assert bundle_menu(bundles, used=[]) == bundle_menu(bundles)
+    whole = servers(20).bundles()  # a menu that fits is the same whatever was used
+    assert bundle_menu(whole, used=[whole[-1].name]) == bundle_menu(whole)
+
+
+def test_a_new_process_names_the_server_past_sessions_used(make_trinket: MakeTrinket) -> None:
+    registry = servers(120)
+    first = make_trinket(reg=registry, menu="always")
+    hidden = sorted({b.name for b in registry.bundles()} - first.catalog.named())
+    assert hidden
+    tool = next(b.members[0] for b in registry.bundles() if b.name == hidden[-1])
+    for i in range(3):
+        first.prepare(f"past-{i}", [user("Do the usual end-of-day job.")])
+        finish_turn(f"past-{i}", 1, [tool])
+    later = make_trinket(reg=registry, menu="always")
+    assert hidden[-1] in later.catalog.named()
+    assert hidden[-1] not in first.catalog.named()  # a prepared menu never changes

@@ -10,12 +10,13 @@ import pytest
 
 from tooltray.memory.config import Settings
 from tooltray.memory.core.menu import LIST_HINT, MENU_HEADER
-from tooltray.memory.core.policy import LATENCY, PRICE, Listed, menu_pays
+from tooltray.memory.core.policy import LATENCY, PRICE, Listed, menu_pays, unnamed
+from tooltray.memory.learning.usage import Usage
 from tooltray.memory.metatools.meta_tools import LOAD_TOOLS, directory
 from tooltray.tools.registry import ToolRegistry
 from tooltray.tools.spec import Bundle, ToolSpec
 
-from .conftest import MakeTrinket
+from .conftest import MakeTrinket, finish_turn, user
 from .test_fallback_directory import catalog as wide
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -123,3 +124,39 @@ def test_without_a_menu_a_search_names_its_next_matches_bundles(make_trinket: Ma
     named = answer.split("\n- bundles: ", 1)[1].splitlines()[0].split(", ")
     hinted.handle_meta("s", LOAD_TOOLS, {"tools": [named[0]]})
     assert {f"{named[0]}_tool{i}" for i in range(6)} <= set(hinted.loaded("s"))
+
+
+def test_a_record_moves_the_needs_a_menu_leaves_out_onto_the_servers_it_used() -> None:
+    sizes = {"fs": 10, "git": 30, "crm": 60}
+    assert unnamed({"git"}, sizes, {}, 1.0) == 0.7  # no record: the tool share left out
+    used = {"fs": 4.0, "git": 1.0}
+    assert unnamed({"fs", "git"}, sizes, used, 0.0) == 0.0  # every need like a past one
+    assert unnamed({"fs"}, sizes, used, 0.0) == pytest.approx(0.2)  # git's share of the uses
+    # a tenth of sessions needed a server no other did: a tenth of needs fall on crm
+    assert unnamed({"fs", "git"}, sizes, used, 0.1) == pytest.approx(0.1)
+
+
+def test_novel_counts_the_sessions_that_alone_used_a_server() -> None:
+    of = {"read": "fs", "write": "fs", "commit": "git", "call": "crm"}
+    often = (frozenset({"read"}), frozenset({"write", "commit"}), frozenset({"commit"}))
+    usage = Usage((1.0,) * 6, (*often, frozenset({"call"}), frozenset({"read"}), frozenset()))
+    assert usage.novel(of) == pytest.approx(1 / 6)  # crm's one session
+    assert Usage((1.0,) * 2, often[:2]).novel(of) == 1.0  # too few sessions: no record
+
+
+def test_a_deployment_that_used_few_of_many_servers_names_them_alone(
+    make_trinket: MakeTrinket,
+) -> None:
+    """Price deciding on 200 servers: without a record the rule's menu (or its hint); once
+    sessions have used two servers, a menu of those two names, the rest one count away."""
+    registry = catalog(200, 1)
+    cold = make_trinket(reg=registry, cost_profile="price")
+    assert len(cold.catalog.named()) != 2
+    for i in range(8):
+        cold.prepare(f"past-{i}", [user("Do the usual end-of-day job.")])
+        finish_turn(f"past-{i}", 1, ["srv7_op0", "srv150_op0"])
+    later = make_trinket(reg=registry, cost_profile="price")
+    assert later.catalog.named() == {"srv7", "srv150"}
+    assert "+198 more bundles" in later.catalog.menu()
+    answer = later.handle_meta("s", LOAD_TOOLS, {"tools": ["*"]})
+    assert "srv42" in answer and "srv7," not in answer  # the directory lists the rest
