@@ -236,8 +236,9 @@ class AllowedCatalog:
         return menu_price(count_tokens(menu).n, Listed(tokens, rest, left), profile)
 
     def _record(self) -> Record:
-        """The bundles past sessions used, most used first (a bundle counts the decayed
-        sessions that used its tools), and the share of them that used one no other did."""
+        """The bundles past sessions used, most used first (a bundle sums its tools' decayed
+        uses: a session using three of its tools counts three times, not once as in
+        ``Usage.server_shares``), and the share of sessions that used one no other did."""
         usage = self.signals.usage()
         bundle_of = {s.name: s.bundle for s in self.registry.allowed()}
         counts: dict[str, float] = {}

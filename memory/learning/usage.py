@@ -118,8 +118,8 @@ class Usage:
         back it: a found server's record, as :func:`found_priors` keeps a found tool's."""
         if self.sessions < USAGE_MIN_SESSIONS or not self.found:
             return {}
-        found = [{b for t in f if (b := bundle_of.get(t))} for f in self.found]
-        used = [{b for t in u if (b := bundle_of.get(t))} for u in self.used]
+        found = [_servers(f, bundle_of) for f in self.found]
+        used = [_servers(u, bundle_of) for u in self.used]
         seen = _counts(self.weights, found)
         hits = _counts(self.weights, [f & u for f, u in zip(found, used, strict=True)])
         return {s: n / (seen[s] + USAGE_PSEUDO) for s, n in hits.items() if n >= USAGE_MIN_USES}
@@ -130,7 +130,7 @@ class Usage:
         :data:`USAGE_MIN_SESSIONS` sessions: no record yet)."""
         if self.sessions < USAGE_MIN_SESSIONS:
             return 1.0
-        homes = [{b for t in used if (b := bundle_of.get(t))} for used in self.used]
+        homes = [_servers(u, bundle_of) for u in self.used]
         counts = Counter(b for home in homes for b in home)
         alone = [
             w
@@ -141,7 +141,7 @@ class Usage:
 
     def server_shares(self, bundle_of: BundleOf) -> dict[str, float]:
         """Server (bundle) -> weighted share of the sessions that used any of its tools."""
-        return self._shares(lambda tools: {b for t in tools if (b := bundle_of.get(t))})
+        return self._shares(lambda tools: _servers(tools, bundle_of))
 
     def _shares(self, keys: Callable[[frozenset[str]], Iterable[str]]) -> dict[str, float]:
         if self.sessions < USAGE_MIN_SESSIONS:
@@ -149,6 +149,11 @@ class Usage:
         total = sum(self.weights) + USAGE_PSEUDO
         out = _counts(self.weights, [keys(tools) for tools in self.tools])
         return {key: used / total for key, used in out.items()}
+
+
+def _servers(tools: Iterable[str], bundle_of: BundleOf) -> set[str]:
+    """The servers (bundles) ``tools`` come from (a tool without one adds none)."""
+    return {b for t in tools if (b := bundle_of.get(t))}
 
 
 def _counts(weights: Sequence[float], sets: Sequence[Iterable[str]]) -> dict[str, float]:
