@@ -118,7 +118,7 @@ def show_command(session: str, db: str | None, catalog: str | None, fmt: str) ->
         state = session_state(store, session)
         planner = dry_planner(load_registry(catalog), settings_for(db, catalog), store)
         view = selected_view(state.snapshot, planner.settings, planner.registry, planner)
-        menu = planner.menu() if state.selection_mode != "all" else ""
+        menu = planner.menu_for(state.snapshot.meta)[0] if state.selection_mode != "all" else ""
     finally:
         store.close()
     rows = _loaded_rows(state.snapshot.loaded, {s.name for s in view.revealed})

@@ -10,7 +10,8 @@ turn's pure decision (:mod:`~tooltray.memory.core.decision`) appends it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+import hashlib
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -66,7 +67,7 @@ from tooltray.memory.retrieval.selector import (
     said,
 )
 from tooltray.memory.retrieval.skills import SkillLibrary, load_skills
-from tooltray.memory.store.records import SessionSnapshot
+from tooltray.memory.store.records import PinnedMenu, SessionSnapshot
 from tooltray.memory.tuning import GROW_BAR, GROWTH_MISS
 from tooltray.tools.errors import TooltrayError
 from tooltray.tools.registry import ToolRegistry
@@ -124,6 +125,10 @@ class Prepared:
     explained: Explained | None = None
     #: the bundles the menu names (read off the menu once, with it)
     named: frozenset[str] = frozenset()
+    #: what the menu was decided for (:meth:`AllowedCatalog.pin`)
+    menu_key: str = ""
+    #: the bundles another menu a session pinned names (:meth:`AllowedCatalog.menu_for`)
+    named_in: dict[str, frozenset[str]] = field(default_factory=dict)
 
     #: prefix views rendered for this catalog (see ``trinket._prefix``), a few hundred at most
     prefixes: dict[tuple[Any, ...], PromptView] = field(default_factory=dict)
@@ -202,6 +207,7 @@ class AllowedCatalog:
             self._prepared.allowed = {s.name: s for s in self.registry.allowed()}
             self._prepared.profile = profile_named(self.settings.cost_profile)
             self._prepared.named = frozenset(listed(menu))
+            self._prepared.menu_key = self._menu_key()
         return self._prepared
 
     def _menu(self, profile: Profile) -> str:
@@ -273,6 +279,34 @@ class AllowedCatalog:
         """The bundles the menu names: a fallback's directory of bundles need not repeat them,
         nor a search's answer its next matches' bundles."""
         return self.prepared().named
+
+    def pin(self) -> PinnedMenu:
+        """What a session boundary stores of the menu (``meta["menu"]``): its text, shown until
+        the session's next boundary, and what it was decided for (:meth:`_menu_key`)."""
+        cat = self.prepared()
+        return {"of": cat.menu_key, "text": cat.menu}
+
+    def _menu_key(self) -> str:
+        """The allowed catalog and the settings a menu is decided by, as one digest."""
+        s = self.settings
+        shown = f"{self.registry.fingerprint} {s.menu} {s.cost_profile} {s.path} {s.reveal}"
+        return hashlib.sha256(shown.encode()).hexdigest()[:16]
+
+    def menu_for(self, meta: Mapping[str, Any]) -> tuple[str, frozenset[str]]:
+        """The menu a session shows, and the bundles it names: the one pinned at its last
+        boundary while the allowed catalog and the settings that decide a menu are the ones
+        it was decided for, else this process's. A cut menu also follows the deployment's
+        record, so processes started at different times decide different ones; pinned, a
+        session's prefix survives a restart or a move to another process, while a changed
+        catalog or setting shows at once."""
+        pinned, cat = meta.get("menu"), self.prepared()
+        ours = isinstance(pinned, dict) and pinned.get("of") == cat.menu_key
+        text = pinned.get("text") if ours else None  # type: ignore[union-attr]
+        if not isinstance(text, str) or text == cat.menu:
+            return cat.menu, cat.named
+        if text not in cat.named_in:
+            cat.named_in = {text: frozenset(listed(text))}  # one other menu at a time
+        return text, cat.named_in[text]
 
     def eager_tokens(self) -> int:
         """Tokens of the tool part had every allowed tool been exposed."""

@@ -22,6 +22,7 @@ from tooltray.memory.store.records import (
     HistoryEvent,
     Learning,
     Load,
+    PinnedMenu,
     SelectionMode,
     SessionMeta,
     SessionSnapshot,
@@ -253,23 +254,25 @@ def expire_fallback(snap: Snap, turn: int) -> Decision:
     return Decision((changes,), notices, replace(snap.marks, fallback_turn=None))
 
 
-def start(snap: Snap, idle_turns: int, *, fresh: bool) -> Decision:
-    """Start ``snap``'s session, or resume it (idle tools leave); a ``fresh`` start is stored
-    only if no other process started it first."""
+def start(snap: Snap, idle_turns: int, *, fresh: bool, menu: PinnedMenu | None = None) -> Decision:
+    """Start ``snap``'s session, or resume it (idle tools leave), pinning ``menu`` (the menu
+    the session shows until its next boundary); a ``fresh`` start is stored only if no other
+    process started it first."""
     turn = snap.snapshot.turn
     resumed = bool(snap.snapshot.loaded) or turn > 0
     dec = evict(snap, turn, idle_turns) if resumed else Decision((Changes(),))
     step = dec.changes[0]
     step.events.append(snap.event("resumed" if resumed else "started"))
     step.meta, step.status, step.only_new = {"selected": False}, "active", fresh
+    step.meta.update({"menu": menu} if menu is not None else {})
     loaded = tuple(snap.after(dec).snapshot.names())
     return dec + Decision(notices=(Notice("session_started", turn, loaded, resumed=resumed),))
 
 
-def resume(snap: Snap, turn: int, idle_turns: int) -> Decision:
+def resume(snap: Snap, turn: int, idle_turns: int, menu: PinnedMenu | None = None) -> Decision:
     """An explicit resume at ``turn`` (the conversation's): the counter, then the boundary."""
     moved = Decision((Changes(turn=turn),)) if turn > snap.snapshot.turn else NOTHING
-    return moved + start(snap.after(moved), idle_turns, fresh=False)
+    return moved + start(snap.after(moved), idle_turns, fresh=False, menu=menu)
 
 
 def advance(snap: Snap, turn: int) -> Decision:
@@ -282,11 +285,14 @@ def advance(snap: Snap, turn: int) -> Decision:
     return dec
 
 
-def compacted(snap: Snap, turn: int, idle_turns: int, reveal: str) -> Decision:
-    """The context was compacted: a boundary where idle tools leave and (revealing by appending)
-    the loaded set becomes the prefix."""
+def compacted(
+    snap: Snap, turn: int, idle_turns: int, reveal: str, menu: PinnedMenu | None = None
+) -> Decision:
+    """The context was compacted: a boundary where idle tools leave, ``menu`` is pinned and
+    (revealing by appending) the loaded set becomes the prefix."""
     dec = evict(snap, turn, idle_turns)
     dec.changes[0].events.append(snap.event("compacted"))
+    dec.changes[0].meta = {"menu": menu} if menu is not None else None
     after = snap.after(dec)
     if reveal != "append" or not after.snapshot.meta.get("selected"):
         return dec

@@ -144,8 +144,9 @@ def selected_view(
     cat = catalog.prepared()
     native = settings.path in NATIVE_PATHS
     deferring = defers(settings.path, settings.reveal, meta)
-    mode, s = meta.get("mode", MODE_SELECTED), settings
-    key = (tuple(prefix_names), mode, deferring, s.path, s.reveal, s.instructions, s.code_callers)
+    mode, s, menu = meta.get("mode", MODE_SELECTED), settings, catalog.menu_for(meta)[0]
+    shown = (s.path, s.reveal, s.instructions, s.code_callers, menu)
+    key = (tuple(prefix_names), mode, deferring, *shown)
     view = cat.prefixes.get(key) or _prefix(settings, catalog, prefix_names, key)
     revealed = cat.pick(revealed_names)
     loaded = view.loaded + tuple(map(attrgetter("name"), revealed))
@@ -162,8 +163,9 @@ def _prefix(
     settings: Settings, catalog: AllowedCatalog, names: list[str], key: PrefixKey
 ) -> PromptView:
     """The view of a prefix (meta-tools, ``names``, the menu) for its ``key`` (names, mode,
-    deferring, settings), rendered once per catalog: it is byte-stable between boundaries, so a
-    later turn that only reveals re-uses it whole (its caller looks it up first)."""
+    deferring, settings, the session's menu last), rendered once per catalog: it is byte-stable
+    between boundaries, so a later turn that only reveals re-uses it whole (its caller looks it
+    up first)."""
     cat, mode, deferring = catalog.prepared(), key[1], key[2]
     choosing = mode != "all"
     if key not in cat.prefixes:
@@ -177,7 +179,7 @@ def _prefix(
             mode=mode,
             instructions=settings.instructions,
             specs=specs,
-            menu=cat.menu if choosing else "",
+            menu=key[-1] if choosing else "",
             eager_tokens=cat.eager_tokens,
             code_callers=settings.code_callers,
         )
@@ -339,7 +341,8 @@ class ToolLoaderTrinket:
                 state = self._state(session_id)
                 if existed and state.health != "disabled":
                     idle = self.settings.idle_turns
-                    self._apply(state, decide.resume(state.snap(), user_turn(messages), idle))
+                    turn, menu = user_turn(messages), self.catalog.pin()
+                    self._apply(state, decide.resume(state.snap(), turn, idle, menu))
                 return self._prepare(state, list(messages))
 
     def prepare(self, session_id: str, messages: Sequence[dict[str, Any]]) -> PromptView:
@@ -459,7 +462,9 @@ class ToolLoaderTrinket:
         with self._lock, self.journal.call():
             state = self._state(session_id)
             cat = self.catalog
-            named = cat.named if self.shows_menu else frozenset
+            shown = cat.menu_for(state.snapshot.meta)[1]  # the session's own menu's
+            named: Callable[[], frozenset[str]] = partial(frozenset, shown)
+            named = named if self.shows_menu else frozenset
             call = MetaCall(
                 name,
                 arguments,
@@ -613,7 +618,8 @@ class ToolLoaderTrinket:
                 return
             turn = max(payload.turn or 0, state.turn)
             idle, reveal = self.settings.idle_turns, self.settings.reveal
-            self._apply(state, decide.compacted(state.snap(), turn, idle, reveal))
+            menu = self.catalog.pin()
+            self._apply(state, decide.compacted(state.snap(), turn, idle, reveal, menu))
 
     # ----- internals -------------------------------------------------------------------------
 
@@ -669,7 +675,10 @@ class ToolLoaderTrinket:
 
     def _start(self, state: SessionState, fresh: bool = False) -> None:
         """Start ``state``'s session; a ``fresh`` start is stored only if no process beat us."""
-        self._apply(state, decide.start(state.snap(), self.settings.idle_turns, fresh=fresh))
+        menu = self.catalog.pin()
+        self._apply(
+            state, decide.start(state.snap(), self.settings.idle_turns, fresh=fresh, menu=menu)
+        )
 
     def _prepare(self, state: SessionState, messages: list[dict[str, Any]]) -> PromptView:
         """The turn as a pipeline: the session and the conversation read, the catalog's scores

@@ -51,6 +51,10 @@ EventKind = Literal[
 SelectionMode = Literal["selected", "all"]
 
 
+PinnedMenu = dict[str, str]
+"""A session's pinned bundle menu (:attr:`SessionMeta.menu`)."""
+
+
 class SessionMeta(TypedDict, total=False):
     """A session's control flags, stored as JSON beside its counters.
 
@@ -69,6 +73,9 @@ class SessionMeta(TypedDict, total=False):
             model or beta): its reveals go through the ``call_tool`` bridge from then on.
         addition_refused: the model refused ``tool_addition`` blocks (``tool_addition``
             setting): its reveals are the synthetic ``load_tools`` exchange from then on.
+        menu: the bundle menu pinned at the last boundary, ``{"of": <allowed catalog's
+            fingerprint>, "text": <menu>}``: shown until the next one while the catalog is
+            the same, whatever menu the process serving a call decided.
     """
 
     selected: bool
@@ -79,6 +86,7 @@ class SessionMeta(TypedDict, total=False):
     reveals: list[list[Any]]
     bridged: bool
     addition_refused: bool
+    menu: PinnedMenu
 
 
 def as_meta(stored: object) -> SessionMeta:
