@@ -134,6 +134,9 @@ MENU_WORDS = 6
 #: o200k tokens the menu may take on every call: every dev corpus's whole menu fits (apibank 119,
 #: bfcl_multiturn 157, mcp20 345), 70 MCP servers' lines do not (1,237); bench/README.md issue 35
 MENU_BUDGET = 500
+#: session boundaries a process serves between two decisions of its menu: a cut menu reads the
+#: deployment's record, which grows with every session (each session keeps the menu it pinned)
+MENU_RENEW = 20
 #: chance a session needs to name a bundle it was not shown (the menu's use; without a menu,
 #: one round trip to list the bundles): mcp70, `--searches mixed`, price deciding, no history,
 #: 65 of 112 sessions loaded a bundle named by the menu (0.58); with the menu left out, 46 of

@@ -68,7 +68,7 @@ from tooltray.memory.retrieval.selector import (
 )
 from tooltray.memory.retrieval.skills import SkillLibrary, load_skills
 from tooltray.memory.store.records import PinnedMenu, SessionSnapshot
-from tooltray.memory.tuning import GROW_BAR, GROWTH_MISS
+from tooltray.memory.tuning import GROW_BAR, GROWTH_MISS, MENU_RENEW
 from tooltray.tools.errors import TooltrayError
 from tooltray.tools.registry import ToolRegistry
 from tooltray.tools.render import (
@@ -125,8 +125,9 @@ class Prepared:
     explained: Explained | None = None
     #: the bundles the menu names (read off the menu once, with it)
     named: frozenset[str] = frozenset()
-    #: what the menu was decided for (:meth:`AllowedCatalog.pin`)
+    #: what the menu was decided for, and the session boundaries since (:meth:`AllowedCatalog.pin`)
     menu_key: str = ""
+    boundaries: int = 0
     #: the bundles another menu a session pinned names (:meth:`AllowedCatalog.menu_for`)
     named_in: dict[str, frozenset[str]] = field(default_factory=dict)
 
@@ -282,8 +283,15 @@ class AllowedCatalog:
 
     def pin(self) -> PinnedMenu:
         """What a session boundary stores of the menu (``meta["menu"]``): its text, shown until
-        the session's next boundary, and what it was decided for (:meth:`_menu_key`)."""
+        the session's next boundary, and what it was decided for (:meth:`_menu_key`). Every
+        ``MENU_RENEW`` boundaries the menu is decided again first: a cut menu reads the
+        deployment's record, so a long-lived process follows the servers its sessions use
+        (each session keeps the menu it pinned)."""
         cat = self.prepared()
+        cat.boundaries += 1
+        if cat.boundaries % MENU_RENEW == 0:
+            menu = self._menu(cat.profile)
+            cat.menu, cat.fixed, cat.named = menu, self._fixed(menu), frozenset(listed(menu))
         return {"of": cat.menu_key, "text": cat.menu}
 
     def _menu_key(self) -> str:

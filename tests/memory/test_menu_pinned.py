@@ -8,6 +8,7 @@ from tooltray.memory.core import decision as decide
 from tooltray.memory.core.decision import Snap
 from tooltray.memory.core.session import empty_snapshot
 from tooltray.memory.metatools.meta_tools import LOAD_TOOLS
+from tooltray.memory.tuning import MENU_RENEW
 from tooltray.tools.registry import ToolRegistry
 
 from .conftest import MakeTrinket, finish_turn, user
@@ -41,6 +42,26 @@ def test_a_session_keeps_its_menu_in_a_process_that_decided_another(
     assert again.system_prefix == before.system_prefix and used not in before.system_prefix
     fresh = later.prepare("t", ASK)  # a new session takes the new menu
     assert used in fresh.system_prefix and fresh.prefix_hash != before.prefix_hash
+
+
+def test_a_long_lived_process_renews_its_menu_for_new_sessions(
+    make_trinket: MakeTrinket,
+) -> None:
+    """Every ``MENU_RENEW`` session boundaries the process decides its menu again from the
+    record: new sessions follow the servers past sessions used, older ones keep theirs."""
+    registry = servers(120)
+    process = make_trinket(reg=registry, menu="always")
+    before = process.prepare("s", ASK)
+    hidden = sorted({b.name for b in registry.bundles()} - process.catalog.named())
+    tool = next(b.members[0] for b in registry.bundles() if b.name == hidden[-1])
+    for i in range(3):
+        process.prepare(f"past-{i}", ASK)
+        finish_turn(f"past-{i}", 1, [tool])
+    assert hidden[-1] not in process.prepare("early", ASK).system_prefix
+    for i in range(MENU_RENEW):
+        process.prepare(f"later-{i}", ASK)
+    assert hidden[-1] in process.prepare("late", ASK).system_prefix
+    assert process.prepare("s", ASK).prefix_hash == before.prefix_hash
 
 
 def test_meta_tools_read_the_sessions_own_menu(make_trinket: MakeTrinket) -> None:
