@@ -33,7 +33,9 @@ def not_refused(registry: ToolRegistry) -> Callable[[str], bool]:
 def inherited(parent: SessionSnapshot, child_id: str, allowed: Callable[[str], bool]) -> Changes:
     """The change that creates ``child_id`` holding ``parent``'s allowed tools (a new session
     only: ``only_new`` skips it when the child exists by the time it is stored). What the parent
-    learned about its provider (a refused deferral or ``tool_addition``) holds for the child."""
+    learned about its provider (a refused deferral or ``tool_addition``) holds for the child, and
+    the menu it pinned is the child's: their system prefix stays one (a subagent's calls reuse
+    its parent's cached prefix), whichever process serves them."""
     loads = [
         Load(t.name, t.source, 0, t.score, t.fallback) for t in parent.loaded if allowed(t.name)
     ]
@@ -42,6 +44,8 @@ def inherited(parent: SessionSnapshot, child_id: str, allowed: Callable[[str], b
         meta["bridged"] = parent.meta["bridged"]
     if "addition_refused" in parent.meta:
         meta["addition_refused"] = parent.meta["addition_refused"]
+    if "menu" in parent.meta:
+        meta["menu"] = parent.meta["menu"]
     started = HistoryEvent(child_id, 0, "started", detail=f"fork of {parent.session_id}"[:500])
     return Changes(loads=loads, meta=meta, status="active", only_new=True, events=[started])
 

@@ -100,3 +100,14 @@ def test_a_boundary_pins_the_menu_it_is_given() -> None:
     assert "menu" not in (decide.start(snap, 3, fresh=True).changes[0].meta or {})
     folded = decide.compacted(snap, 4, 3, "prefix", menu).changes
     assert folded[0].meta == {"menu": menu}
+
+
+def test_a_fork_keeps_its_parents_menu(make_trinket: MakeTrinket) -> None:
+    """A subagent's system prefix is its parent's, even from a process whose menu moved."""
+    registry = servers(120)
+    parent = make_trinket(reg=registry, menu="always").prepare("s", ASK)
+    used = _hidden_used(make_trinket, registry)
+    later = make_trinket(reg=registry, menu="always")
+    later.fork("s", "child")
+    child = later.prepare("child", ASK)
+    assert child.system_prefix == parent.system_prefix and used not in child.system_prefix
