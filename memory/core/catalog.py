@@ -190,6 +190,7 @@ class AllowedCatalog:
         self.store = store
         self.signals: SelectionSignals = signals if signals is not None else NoSignals()
         self._prepared: Prepared | None = None
+        self._directories: tuple[str, dict[frozenset[str], int]] = ("", {})
 
     def prepared(self) -> Prepared:
         """Token counts, menu and eager cost of the allowed catalog (rebuilt when it changes)."""
@@ -235,12 +236,22 @@ class AllowedCatalog:
 
     def _price(self, menu: str, record: Record, profile: Profile) -> float:
         """:func:`~.policy.menu_price` of ``menu`` with the directory of what it leaves out."""
-        named = listed(menu)
+        named = frozenset(listed(menu))
         sizes = {b.name: len(b.members) for b in self.registry.bundles()}
         left = unnamed(named, sizes, record.uses, record.novel)
-        tokens = count_tokens(directory(self.registry, True)).n
-        rest = count_tokens(directory(self.registry, True, named)).n
+        tokens, rest = self._directory_tokens(frozenset()), self._directory_tokens(named)
         return menu_price(count_tokens(menu).n, Listed(tokens, rest, left), profile)
+
+    def _directory_tokens(self, named: frozenset[str]) -> int:
+        """Tokens of the bundles directory less ``named``, kept per allowed catalog: a decision
+        prices up to three menus, each against the whole directory and its own remainder."""
+        fingerprint = self.registry.fingerprint
+        if self._directories[0] != fingerprint or len(self._directories[1]) > 16:
+            self._directories = (fingerprint, {})
+        known = self._directories[1]
+        if named not in known:
+            known[named] = count_tokens(directory(self.registry, True, named)).n
+        return known[named]
 
     def _record(self) -> Record:
         """The bundles past sessions used, most used first (a bundle sums its tools' decayed
