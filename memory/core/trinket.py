@@ -92,6 +92,7 @@ from tooltray.memory.store.records import (
     EventKind,
     HistoryEvent,
     Learning,
+    PinnedMenu,
     SessionMeta,
     SessionSnapshot,
     empty_snapshot,
@@ -341,7 +342,7 @@ class ToolLoaderTrinket:
                 state = self._state(session_id)
                 if existed and state.health != "disabled":
                     idle = self.settings.idle_turns
-                    turn, menu = user_turn(messages), self.catalog.pin()
+                    turn, menu = user_turn(messages), self._pin()
                     self._apply(state, decide.resume(state.snap(), turn, idle, menu))
                 return self._prepare(state, list(messages))
 
@@ -618,7 +619,7 @@ class ToolLoaderTrinket:
                 return
             turn = max(payload.turn or 0, state.turn)
             idle, reveal = self.settings.idle_turns, self.settings.reveal
-            menu = self.catalog.pin()
+            menu = self._pin()
             self._apply(state, decide.compacted(state.snap(), turn, idle, reveal, menu))
 
     # ----- internals -------------------------------------------------------------------------
@@ -673,9 +674,14 @@ class ToolLoaderTrinket:
             self._start(state, fresh=True)
         return state
 
+    def _pin(self) -> PinnedMenu | None:
+        """The menu a boundary pins (``None`` where the model never reads it: a gateway's MCP
+        client is shown tools, not the system text)."""
+        return self.catalog.pin() if self.shows_menu else None
+
     def _start(self, state: SessionState, fresh: bool = False) -> None:
         """Start ``state``'s session; a ``fresh`` start is stored only if no process beat us."""
-        menu = self.catalog.pin()
+        menu = self._pin()
         self._apply(
             state, decide.start(state.snap(), self.settings.idle_turns, fresh=fresh, menu=menu)
         )

@@ -111,3 +111,15 @@ def test_a_fork_keeps_its_parents_menu(make_trinket: MakeTrinket) -> None:
     later.fork("s", "child")
     child = later.prepare("child", ASK)
     assert child.system_prefix == parent.system_prefix and used not in child.system_prefix
+
+
+def test_a_session_whose_client_never_reads_the_menu_pins_none(make_trinket: MakeTrinket) -> None:
+    """A gateway's MCP client is shown tools, not the system text: nothing to keep stable."""
+    shown = make_trinket(reg=servers(120), menu="always")
+    blind = make_trinket(reg=servers(120), menu="always")
+    blind.shows_menu = False
+    shown.prepare("s", ASK)
+    blind.prepare("g", ASK)
+    pinned = (shown.store.snapshot("s"), blind.store.snapshot("g"))
+    assert pinned[0] is not None and pinned[0].meta["menu"]["text"] == shown.catalog.menu()
+    assert pinned[1] is not None and "menu" not in pinned[1].meta
