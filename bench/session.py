@@ -143,7 +143,8 @@ def _recover(
         seen.append(trinket.handle_meta(sid, LOAD_TOOLS, {"query": search}))
         return "query", seen[-1]
     bundle = _bundle_of(trinket, tool)
-    shown = bundle in listed(trinket.catalog.menu()) if bundle else False
+    menu = trinket.catalog.menu_for(trinket.state(sid).snapshot.meta)[0]  # the session's own
+    shown = bundle in listed(menu) if bundle else False
     if shown and f"bundle:{bundle}" not in tried:
         tried.add(f"bundle:{bundle}")
         seen.append(trinket.handle_meta(sid, LOAD_TOOLS, {"tools": [bundle]}))
