@@ -8,6 +8,7 @@ from tooltray.memory.core import decision as decide
 from tooltray.memory.core.decision import Snap
 from tooltray.memory.core.session import empty_snapshot
 from tooltray.memory.metatools.meta_tools import LOAD_TOOLS
+from tooltray.memory.store.records import Changes
 from tooltray.memory.tuning import MENU_RENEW
 from tooltray.tools.registry import ToolRegistry
 
@@ -123,3 +124,19 @@ def test_a_session_whose_client_never_reads_the_menu_pins_none(make_trinket: Mak
     pinned = (shown.store.snapshot("s"), blind.store.snapshot("g"))
     assert pinned[0] is not None and pinned[0].meta["menu"]["text"] == shown.catalog.menu()
     assert pinned[1] is not None and "menu" not in pinned[1].meta
+
+
+def test_a_damaged_pin_shows_the_process_menu(make_trinket: MakeTrinket) -> None:
+    """Whatever a session's stored ``menu`` holds, a prepare answers with the process's menu
+    and the session goes on (a database written by hand, or by another version)."""
+    registry = servers(120)
+    trinket = make_trinket(reg=registry, menu="always")
+    menu = trinket.catalog.menu()
+    key = trinket.catalog.pin()["of"]
+    for i, bad in enumerate(["x", ["a"], {"of": key, "text": 5}, {"of": None}, {"of": key}]):
+        trinket.prepare(f"d{i}", ASK)
+        trinket.store.apply(f"d{i}", Changes(meta={"menu": bad}))  # type: ignore[typeddict-item]
+        later = make_trinket(reg=registry, menu="always")
+        view = later.prepare(f"d{i}", ASK)
+        assert menu in view.system_prefix, bad
+        assert later.handle_meta(f"d{i}", LOAD_TOOLS, {"query": "list one issue"})
