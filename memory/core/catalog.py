@@ -300,9 +300,9 @@ class AllowedCatalog:
         (each session keeps the menu it pinned)."""
         cat = self.prepared()
         cat.boundaries += 1
-        if cat.boundaries % MENU_RENEW == 0:
-            menu = self._menu(cat.profile)
+        if cat.boundaries % MENU_RENEW == 0 and (menu := self._menu(cat.profile)) != cat.menu:
             cat.menu, cat.fixed, cat.named = menu, self._fixed(menu), frozenset(listed(menu))
+            cat.fallback = None  # priced with the menu it replaces (shown or not, its names)
         return {"of": cat.menu_key, "text": cat.menu}
 
     def _menu_key(self) -> str:
@@ -319,8 +319,9 @@ class AllowedCatalog:
         session's prefix survives a restart or a move to another process, while a changed
         catalog or setting shows at once."""
         pinned, cat = meta.get("menu"), self.prepared()
-        ours = isinstance(pinned, dict) and pinned.get("of") == cat.menu_key
-        text = pinned.get("text") if ours else None  # type: ignore[union-attr]
+        if not isinstance(pinned, dict) or pinned.get("of") != cat.menu_key:
+            return cat.menu, cat.named
+        text = pinned.get("text")
         if not isinstance(text, str) or text == cat.menu:
             return cat.menu, cat.named
         if text not in cat.named_in:

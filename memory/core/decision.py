@@ -264,7 +264,8 @@ def start(snap: Snap, idle_turns: int, *, fresh: bool, menu: PinnedMenu | None =
     step = dec.changes[0]
     step.events.append(snap.event("resumed" if resumed else "started"))
     step.meta, step.status, step.only_new = {"selected": False}, "active", fresh
-    step.meta.update({"menu": menu} if menu is not None else {})
+    if menu is not None:
+        step.meta["menu"] = menu
     loaded = tuple(snap.after(dec).snapshot.names())
     return dec + Decision(notices=(Notice("session_started", turn, loaded, resumed=resumed),))
 

@@ -463,9 +463,8 @@ class ToolLoaderTrinket:
         with self._lock, self.journal.call():
             state = self._state(session_id)
             cat = self.catalog
-            shown = cat.menu_for(state.snapshot.meta)[1]  # the session's own menu's
-            named: Callable[[], frozenset[str]] = partial(frozenset, shown)
-            named = named if self.shows_menu else frozenset
+            # the bundles the session's own menu names (none where no client reads a menu)
+            named = cat.menu_for(state.snapshot.meta)[1] if self.shows_menu else frozenset()
             call = MetaCall(
                 name,
                 arguments,
@@ -474,8 +473,8 @@ class ToolLoaderTrinket:
                 partial(self._search, state),  # lexical while the embedder is down
                 partial(self.shelf.read_as, session_id),
                 self.settings.hard_max_tools,
-                lambda: "listing" if self._defers(state) else cat.fallback_answer(named()),
-                named,
+                lambda: "listing" if self._defers(state) else cat.fallback_answer(named),
+                partial(frozenset, named),
             )
             try:
                 out = HANDLERS.get(name, not_meta)(call)
