@@ -722,7 +722,10 @@ class IndexSelector:
         self, ask: Ask, exclude: Collection[str], vector: Any, context: Row | None = None
     ) -> list[Candidate]:
         """The best ``SERVER_K`` tools of the bundles a server line names, none of ``exclude``:
-        the model said where the tool is, so no tool elsewhere takes a place."""
+        the model said where the tool is, so no tool elsewhere takes a place. A named bundle
+        with members left past those places is mentioned (the answer's bundles line): a model
+        whose tool is not among them loads the rest by the bundle's name, not every tool's
+        directory (bench/README.md, stop 48)."""
         fused = self.index.score(ask.text, query_vector=vector)[0].fused
         fused = fused if context is None else fused + context
         members = [i for b in ask.bundles for i in self.index.bundles.members.get(b, ())]
@@ -730,7 +733,12 @@ class IndexSelector:
         kept = [i for i in members if self.index.names[i] not in skip]
         ranked = sorted(kept, key=lambda i: -float(fused[i]))
         places = self._twins.places(ranked, SERVER_K, set(kept).__contains__)
-        return self._scored(places, fused)
+        shown = set(places)
+        more = [
+            b for b in ask.bundles if {*self.index.bundles.members.get(b, ())} & {*kept} - shown
+        ]
+        rest = [Candidate(b, "semantic", mention=True) for b in more] if places else []
+        return self._scored(places, fused) + rest
 
     def recall_skills(self, library: SkillLibrary, goal: str) -> list[Skill]:
         """Skills matching ``goal``, with a bar set by the goal's cosines over the tool docs."""

@@ -70,11 +70,30 @@ def test_a_guess_near_no_tool_names_none() -> None:
 
 def test_search_ranks_within_the_named_server_and_puts_a_spelled_name_first() -> None:
     selector = lexical_selector(SPECS, Settings(db="sqlite://"))
-    found = [c.name for c in selector.search("server: filesystem\ntool: read a file")]
+    answer = selector.search("server: filesystem\ntool: read a file")
+    found = [c.name for c in answer if not c.mention]
     assert 1 < len(found) <= SERVER_K and all(BUNDLE_OF[n] == "filesystem" for n in found)
     assert found[0] in ("read_file", "read_text_file")
     loaded = {n for n in NAMES if BUNDLE_OF[n] == "filesystem"}
     rest = [c.name for c in selector.search("server: filesystem\ntool: read a file", loaded)]
+    rest = [n for n in rest if n in BUNDLE_OF]  # the bundles line of the whole catalog's answer
     assert rest and not set(rest) & loaded  # the bundle all loaded: the whole catalog answers
     named = [c.name for c in selector.search("gitShow") if not c.mention]
     assert named[0] == "git_show" and len(named) == len(set(named))
+
+
+def test_a_named_server_with_tools_past_the_answer_is_mentioned_by_name() -> None:
+    """A server line's answer holds ``SERVER_K`` of the server's tools; where the server has
+    more, its bundle is on the answer's bundles line, so a model whose tool is not among them
+    loads the rest by name instead of asking for every tool's directory."""
+    selector = lexical_selector(SPECS, Settings(db="sqlite://"))
+    size = sum(b == "filesystem" for b in BUNDLE_OF.values())
+    assert size > SERVER_K  # the premise: more tools than one answer holds
+    answer = selector.search("server: filesystem\ntool: read a file")
+    assert [c.name for c in answer if c.mention] == ["filesystem"]
+    shown = [c.name for c in answer if not c.mention]
+    almost = {n for n in NAMES if BUNDLE_OF[n] == "filesystem"} - set(shown[:1])
+    last = selector.search("server: filesystem\ntool: read a file", almost - set(shown[1:2]))
+    assert not [c for c in last if c.mention]  # every member left fits: nothing to mention
+    small = selector.search("server: time\ntool: convert a time")  # two tools: both shown
+    assert small and not [c for c in small if c.mention]
