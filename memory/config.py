@@ -84,6 +84,11 @@ class Settings(BaseSettings):
             patterns. Unlike ``core`` and pins (always loaded), each is a boundary candidate
             with a chance of 0.5 (shared among a bundle's tools), held when the pricing says
             it pays; learned usage priors do the same from history without this setting.
+        generic: ``detect``: until the deployment's record has 5 sessions, the tools nearest
+            a few generic capabilities (run code, a shell command, read or write a file, fetch
+            a URL) are boundary candidates at a chance of 0.15, priced like any pick, as if
+            declared ``implicit``; ``off`` (default; the MCP gateway's is ``detect``, where
+            many servers' tasks need the generic ones unnamed): declared and learned ones only.
         allow: allow-list of tool names (``None``: all registered tools).
         deny: names never exposed or run.
         embedder: ``minilm`` (offline default) or ``openai`` (an OpenAI-compatible server).
@@ -184,6 +189,7 @@ class Settings(BaseSettings):
     activation_share: float = Field(default=0.10, ge=0.0, le=1.0)
     core: list[str] = Field(default_factory=list)
     implicit: list[str] = Field(default_factory=list)
+    generic: Literal["detect", "off"] = "off"
     allow: list[str] | None = None
     deny: list[str] = Field(default_factory=list)
     embedder: Literal["minilm", "openai"] = "minilm"

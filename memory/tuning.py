@@ -250,6 +250,23 @@ USAGE_MIN_USES = 2.0
 #: chance of a tool the ``implicit`` setting names (a bundle entry shares it among its tools):
 #: "any session may need it" read as even odds, priced like a pick (README, configuration)
 IMPLICIT_CHANCE = 0.5
+#: what a task may need without naming it; each phrase's nearest tool is a generic candidate
+#: (memory/learning/generic.py: the servers a frontier model's sessions missed, issue 35)
+GENERIC_CAPABILITIES = (
+    "run code",
+    "execute a shell command",
+    "read a file",
+    "write text to a file",
+    "fetch a web page from a URL",
+)
+#: a generic candidate's chance: the floor of a candidate (USAGE_MIN_CHANCE), a guess from the
+#: catalog being the weakest evidence; held where holding is nearly free (latency), on price
+#: where it never paid: 0.25 held a fetch tool mcp300's sessions never used (bench/README stop 48)
+GENERIC_CHANCE = USAGE_MIN_CHANCE
+#: MiniLM cosine a phrase's nearest tool needs (a telling match: 0.45-0.8; unrelated 0.1-0.3)
+GENERIC_MIN = 0.45
+#: ... and its z over the catalog's cosines to the phrase: it stands out, not a crowd's best
+GENERIC_Z = 4.0
 
 # ----- near-duplicate tools (memory/retrieval/twins.py; bench/README.md "Catalog lint") ----------
 #: z over the catalog's pair cosines that makes a pair a candidate alone: few related pairs (lint)

@@ -41,6 +41,7 @@ from tooltray.memory.core.policy import opening as open_picks
 from tooltray.memory.core.prompt import PromptView, bundle_menu, defers, note, text_block
 from tooltray.memory.core.session import MODE_ALL, MODE_SELECTED, SessionState
 from tooltray.memory.embedders.base import Progress, normalise
+from tooltray.memory.learning.generic import generic_tools
 from tooltray.memory.learning.lessons import Embedded
 from tooltray.memory.learning.usage import (
     Explained,
@@ -121,6 +122,8 @@ class Prepared:
     #: each allowed tool's bundle, and the chances the ``implicit`` setting declares
     bundle_of: dict[str, str | None] = field(default_factory=dict)
     implicit: dict[str, float] | None = None
+    #: the catalog's generic tools (tool -> capability), found once its vectors are in
+    generic: dict[str, str] | None = None
     #: which tools a past request would have found itself (what usage priors leave uncounted)
     explained: Explained | None = None
     #: the bundles the menu names (read off the menu once, with it)
@@ -729,7 +732,27 @@ class AllowedCatalog:
             cat.implicit = declared(self.settings.implicit, cat.bundle_of)
         usage = signals.usage(explained=self._explained(), fresh=fresh)
         priced = self.settings.opening == "priced"
-        return priors(usage, cat.implicit, cat.bundle_of, priced=priced)
+        generic = self._generic() if self.settings.generic == "detect" else None
+        return priors(usage, cat.implicit, cat.bundle_of, priced=priced, generic=generic)
+
+    def _generic(self) -> dict[str, str]:
+        """The catalog's generic tools (:func:`generic_tools`), found once per catalog when its
+        vectors are in; none before (a lexical start) or while the embedder is down."""
+        cat, explained = self.prepared(), self._explained()
+        if cat.generic is not None or explained is None:
+            return cat.generic or {}
+        position = explained.position
+        selector, names = self.selector(), sorted(position, key=position.__getitem__)
+
+        def embed(phrase: str) -> Any:
+            known = selector.vector_of(phrase)
+            return None if known is None else np.asarray(known[1], np.float32)
+
+        try:
+            cat.generic = generic_tools(explained.vectors, names, embed)
+        except TooltrayError:
+            return {}
+        return cat.generic
 
     def _explained(self) -> Explained | None:
         """The catalog's document vectors and ``max_tools`` as :class:`Explained`, kept while

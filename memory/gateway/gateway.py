@@ -109,7 +109,9 @@ class Gateway:
         config: the upstream servers and naming rule.
         settings: tooltray settings (store URL, caps, allow/deny); the gateway turns off the
             load-everything-while-it-fits shortcut, since there is no user text to start from,
-            and takes ``reveal`` from the config (``bridge`` appends, ``list`` grows the prefix).
+            and takes ``reveal`` from the config (``bridge`` appends, ``list`` grows the prefix);
+            ``generic`` is ``detect`` unless set (tasks over many servers need a filesystem, a
+            shell, fetch without naming them).
         state: the gateway's state file (tool fingerprints, session owners).
         upstream_options: keyword arguments for each :class:`Upstream` (timeouts, backoff).
     """
@@ -127,6 +129,8 @@ class Gateway:
             None if settings.allow is None else tuple(settings.allow), tuple(settings.deny)
         )
         fixed = {"activation_share": 0.0, "opening": "share", "reveal": reveal}
+        if "generic" not in settings.model_fields_set:  # many servers: generic ones go unnamed
+            fixed["generic"] = "detect"
         # allow/deny reach the registry as shown names, resolved by the catalog (policy.py)
         settings = settings.model_copy(update={**fixed, "allow": None, "deny": []})
         self.config = config

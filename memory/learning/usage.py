@@ -28,6 +28,7 @@ from numpy.typing import NDArray
 from tooltray.memory.embedders.base import dot_rows
 from tooltray.memory.retrieval.scoring import Candidate
 from tooltray.memory.tuning import (
+    GENERIC_CHANCE,
     IMPLICIT_CHANCE,
     USAGE_MIN_CHANCE,
     USAGE_MIN_SESSIONS,
@@ -242,9 +243,15 @@ class Prior:
     server: str | None = None
     server_share: float | None = None
     found: tuple[float, float] | None = None
+    capability: str | None = None
 
     def why(self) -> str:
         """The reason ``tooltray explain`` gives for a tool the prior loaded."""
+        if self.capability is not None:
+            return (
+                f"generic capability {self.capability!r}, chance {self.chance:.2f} until the "
+                'record has sessions (declare it in implicit, or set generic = "off")'
+            )
         if self.source == "implicit":
             return f"declared implicit, chance {self.chance:.2f}"
         if self.found is not None:
@@ -260,18 +267,30 @@ class Prior:
 
 
 def priors(
-    usage: Usage, declared: Mapping[str, float], bundle_of: BundleOf, *, priced: bool = False
+    usage: Usage,
+    declared: Mapping[str, float],
+    bundle_of: BundleOf,
+    *,
+    priced: bool = False,
+    generic: Mapping[str, str] | None = None,
 ) -> dict[str, Prior]:
     """Every tool whose learned share or declared chance reaches :data:`USAGE_MIN_CHANCE`, with
     the larger of the two, best first; for an opening that prices its picks (``priced``), also
-    a share under it that :data:`USAGE_MIN_USES` sessions back (the price decides)."""
+    a share under it that :data:`USAGE_MIN_USES` sessions back (the price decides). Until the
+    record has :data:`USAGE_MIN_SESSIONS` sessions, each ``generic`` tool (tool -> capability,
+    :mod:`~tooltray.memory.learning.generic`) has at least :data:`GENERIC_CHANCE`."""
     learned, servers = usage.shares, usage.server_shares(bundle_of) if usage.shares else {}
     habit = {n for n, k in usage.uses.items() if k >= USAGE_MIN_USES} if priced and learned else ()
+    guessed = (generic or {}) if usage.sessions < USAGE_MIN_SESSIONS else {}
     out: dict[str, Prior] = {}
-    for name in {*learned, *declared}:
+    for name in {*learned, *declared, *guessed}:
         share, given = learned.get(name, 0.0), declared.get(name, 0.0)
-        low = max(share, given) < USAGE_MIN_CHANCE and name not in habit
+        guess = GENERIC_CHANCE if name in guessed else 0.0
+        low = max(share, given, guess) < USAGE_MIN_CHANCE and name not in habit
         if low or name not in bundle_of:
+            continue
+        if guess > max(given, share):
+            out[name] = Prior(guess, "implicit", capability=guessed[name])
             continue
         if given > share:
             out[name] = Prior(given, "implicit")

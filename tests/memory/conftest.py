@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import json
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +15,7 @@ from tooltray.memory.core.trinket import ToolLoaderTrinket
 from tooltray.memory.store import Store
 from tooltray.tools.demo import demo_registry
 from tooltray.tools.registry import ToolRegistry
+from tooltray.tools.spec import ToolSpec
 
 MakeTrinket = Callable[..., ToolLoaderTrinket]
 
@@ -52,3 +55,18 @@ def finish_turn(session_id: str, turn: int, used: list[str] = ()) -> None:  # ty
     for name in used:
         emit(tool_used, session_id, ToolUsed(tool=name, turn=turn))
     emit(turn_completed, session_id, TurnCompleted(turn=turn))
+
+
+def write_catalog(path: Path, specs: Iterable[ToolSpec]) -> Path:
+    """``specs`` as a tools.jsonl file (``group`` = bundle): what ``explain --catalog`` reads."""
+    rows = [
+        {
+            "name": s.name,
+            "description": s.description,
+            "parameters": s.parameters,
+            "group": s.bundle,
+        }
+        for s in specs
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path

@@ -50,7 +50,7 @@ from tooltray.tools.errors import ConfigError
 from tooltray.tools.registry import ToolRegistry
 from tooltray.tools.spec import ToolSpec
 
-from .conftest import finish_turn, user
+from .conftest import finish_turn, user, write_catalog
 
 WRITE = "filesystem_write_file"
 PATH = {"path": {"type": "string", "description": "Where the file is."}}
@@ -101,18 +101,7 @@ def bundle_of() -> dict[str, str | None]:
 @pytest.fixture
 def catalog(tmp_path: Path) -> Path:
     """The demo tools and a filesystem server as a tools.jsonl file (what ``explain`` reads)."""
-    path = tmp_path / "tools.jsonl"
-    rows = [
-        {
-            "name": s.name,
-            "description": s.description,
-            "parameters": s.parameters,
-            "group": s.bundle,
-        }
-        for s in specs()
-    ]
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
+    return write_catalog(tmp_path / "tools.jsonl", specs())
 
 
 @pytest.fixture
