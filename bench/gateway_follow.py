@@ -44,6 +44,7 @@ from tooltray.memory.gateway.hints import Conversations  # noqa: E402
 MODES = {"bare": (False, False), "follow": (False, True), "hint": (True, False)}
 MODES["hint+follow"] = (True, True)
 GATEWAY = {"activation_share": 0.0, "opening": "share", "reveal": "prefix"}  # as Gateway sets
+GATEWAY["generic"] = "detect"  # the gateway's default (Settings' is "off")
 
 
 class Replay:

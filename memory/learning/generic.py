@@ -30,9 +30,9 @@ def generic_tools(
     where its cosine reaches :data:`GENERIC_MIN` and stands :data:`GENERIC_Z` standard
     deviations over the catalog's mean (a catalog without such a tool keeps none)."""
     out: dict[str, str] = {}
-    for phrase in GENERIC_CAPABILITIES:
+    for phrase in GENERIC_CAPABILITIES if len(names) > 1 else ():
         vector = embed(phrase)
-        if vector is None or len(names) < 2:
+        if vector is None:
             return {}
         cosines = dot_rows(vectors, vector)[0]
         best = int(np.argmax(cosines))

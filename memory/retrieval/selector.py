@@ -733,10 +733,8 @@ class IndexSelector:
         kept = [i for i in members if self.index.names[i] not in skip]
         ranked = sorted(kept, key=lambda i: -float(fused[i]))
         places = self._twins.places(ranked, SERVER_K, set(kept).__contains__)
-        shown = set(places)
-        more = [
-            b for b in ask.bundles if {*self.index.bundles.members.get(b, ())} & {*kept} - shown
-        ]
+        left = set(kept).difference(places)
+        more = [b for b in ask.bundles if left.intersection(self.index.bundles.members.get(b, ()))]
         rest = [Candidate(b, "semantic", mention=True) for b in more] if places else []
         return self._scored(places, fused) + rest
 
