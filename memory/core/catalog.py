@@ -730,15 +730,17 @@ class AllowedCatalog:
         if cat.implicit is None:
             cat.bundle_of = {name: spec.bundle for name, spec in cat.allowed.items()}
             cat.implicit = declared(self.settings.implicit, cat.bundle_of)
-        usage = signals.usage(explained=self._explained(), fresh=fresh)
+        explained = self._explained()
+        usage = signals.usage(explained=explained, fresh=fresh)
         priced = self.settings.opening == "priced"
-        generic = self._generic() if self.settings.generic == "detect" else None
+        generic = self._generic(explained) if self.settings.generic == "detect" else None
         return priors(usage, cat.implicit, cat.bundle_of, priced=priced, generic=generic)
 
-    def _generic(self) -> dict[str, str]:
-        """The catalog's generic tools (:func:`generic_tools`), found once per catalog when its
-        vectors are in; none before (a lexical start) or while the embedder is down."""
-        cat, explained = self.prepared(), self._explained()
+    def _generic(self, explained: Explained | None) -> dict[str, str]:
+        """The catalog's generic tools (:func:`generic_tools`) over ``explained``'s vectors,
+        found once per catalog when they are in; none before (a lexical start) or while the
+        embedder is down."""
+        cat = self.prepared()
         if cat.generic is not None or explained is None:
             return cat.generic or {}
         position = explained.position

@@ -18,6 +18,7 @@ from tooltray.memory.config import Settings
 from tooltray.memory.core.trinket import ToolLoaderTrinket
 from tooltray.memory.learning.generic import generic_tools
 from tooltray.memory.learning.usage import Prior, Usage, priors
+from tooltray.memory.retrieval.selector import SessionSignals
 from tooltray.memory.store import Store
 from tooltray.memory.tuning import GENERIC_CHANCE, USAGE_MIN_SESSIONS
 from tooltray.tools.demo import demo_registry
@@ -57,7 +58,8 @@ def test_each_capability_names_the_tool_that_stands_out_and_none_elsewhere() -> 
     made = trinket("sqlite://", embed_catalog="wait")
     try:
         made.prepare("s", [user(NEW)])
-        found = made.catalog._generic()
+        known = made.catalog.priors(SessionSignals(made.catalog.signals, "s"))
+        found = {name: p.capability for name, p in known.items() if p.capability is not None}
     finally:
         made.close()
     assert found.get("write_file") == "write text to a file"
