@@ -668,7 +668,10 @@ class IndexSelector:
         texts = said(context) if dense else []
         turn = SEARCH_CONTEXT * self._message(self.request_of(texts))[1].fused if texts else None
         held = self._twins.beside(exclude) if exclude and self._twins.of else exclude
-        return self._fresh(ask, held, vector, turn) or self._loaded(ask, exclude, vector, turn)
+        fresh = self._fresh(ask, held, vector, turn)
+        if any(not c.mention for c in fresh):
+            return fresh
+        return self._loaded(ask, exclude, vector, turn) + fresh  # the bundles line stays
 
     def voted_search(
         self,
@@ -710,9 +713,10 @@ class IndexSelector:
     def _loaded(
         self, ask: Ask, exclude: Collection[str], vector: Any, context: Row | None = None
     ) -> list[Candidate]:
-        """When no tool outside ``exclude`` matches, the best ``LOADED_K`` matches in it: the
-        model asked for tools it has (a catalog shown whole has every tool loaded), and
-        ``load_tools`` answers that they are loaded, not that nothing matched."""
+        """When no tool outside ``exclude`` matches (bundle mentions alone do not), the best
+        ``LOADED_K`` matches in it: the model asked for tools it has (a catalog shown whole has
+        every tool loaded), and ``load_tools`` answers that they are loaded, not that nothing
+        matched."""
         if not exclude:
             return []
         found = self._fresh(ask, (), vector, context)

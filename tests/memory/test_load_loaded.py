@@ -7,6 +7,8 @@ Real embedder, real SQLite store.
 
 from __future__ import annotations
 
+from mcp_catalog import servers_catalog
+
 from tooltray.memory.core.trinket import ToolLoaderTrinket
 from tooltray.memory.metatools.meta_tools import LOAD_TOOLS
 from tooltray.tools.registry import ToolRegistry
@@ -49,3 +51,16 @@ def test_a_query_with_a_new_match_loads_it_and_names_no_loaded_one(
     trinket = make_trinket(reg=ToolRegistry(TOOLS))
     answer = trinket.handle_meta("fresh", LOAD_TOOLS, {"query": "send an email"})
     assert "sendEmail" in answer and "Already loaded" not in answer
+
+
+def test_a_selected_session_asking_for_its_loaded_tool_hears_it_is_loaded(
+    make_trinket: MakeTrinket,
+) -> None:
+    """Seven real MCP tools on price: the opening holds ``fetch`` for a URL, and a search for
+    it whose only other matches are weak (bundle mentions alone) says it is loaded."""
+    specs = servers_catalog("time") + servers_catalog("fetch") + servers_catalog("git")[:4]
+    trinket = make_trinket(reg=ToolRegistry(specs), cost_profile="price")
+    trinket.prepare("s", [user("Read https://example.org/notes.html for me")])
+    assert "fetch" in trinket.loaded("s") and "git_status" not in trinket.loaded("s")
+    answer = trinket.handle_meta("s", LOAD_TOOLS, {"query": "fetch a web page"})
+    assert answer.startswith("Already loaded: fetch") and "Nothing matched" not in answer
