@@ -669,7 +669,7 @@ class IndexSelector:
         turn = SEARCH_CONTEXT * self._message(self.request_of(texts))[1].fused if texts else None
         held = self._twins.beside(exclude) if exclude and self._twins.of else exclude
         fresh = self._fresh(ask, held, vector, turn)
-        if any(not c.mention for c in fresh):
+        if not all(map(attrgetter("mention"), fresh)):  # a tool among them (no genexpr: trace)
             return fresh
         return self._loaded(ask, exclude, vector, turn) + fresh  # the bundles line stays
 
