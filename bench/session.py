@@ -157,7 +157,8 @@ def _recover(
     listed_bundle = re.compile(rf"^- {name} \(\d+ tools?\)$|^- bundles: (.*, )?{name}(,|$)", re.M)
     if bundle and f"bundle:{bundle}" not in tried and any(map(listed_bundle.search, seen)):
         tried.add(f"bundle:{bundle}")
-        return "bundle", trinket.handle_meta(sid, LOAD_TOOLS, {"tools": [bundle]})
+        seen.append(trinket.handle_meta(sid, LOAD_TOOLS, {"tools": [bundle]}))
+        return "bundle", seen[-1]
     if "fallback" not in tried:
         tried.add("fallback")
         seen.append(trinket.handle_meta(sid, LOAD_TOOLS, {"tools": [EVERY_TOOL]}))
