@@ -263,6 +263,11 @@ GENERIC_CAPABILITIES = (
 #: catalog being the weakest evidence; held where holding is nearly free (latency), on price
 #: where it never paid: 0.25 held a fetch tool mcp300's sessions never used (bench/README stop 48)
 GENERIC_CHANCE = USAGE_MIN_CHANCE
+#: share of a never-seen catalog's needs to name a server (a search that missed) that fall on
+#: its generic tools' servers, as a cut menu prices them (memory/core/catalog.py ``guessed``):
+#: mcp300 without history, price deciding, 61 of 93 bundle loads (0.66); the issue's frontier
+#: sessions over 70 servers, 91 of 99 missed tools from servers the task never named
+GENERIC_NEEDS = 0.66
 #: MiniLM cosine a phrase's nearest tool needs (a telling match: 0.45-0.8; unrelated 0.1-0.3)
 GENERIC_MIN = 0.45
 #: ... and its z over the catalog's cosines to the phrase: it stands out, not a crowd's best

@@ -69,7 +69,7 @@ from tooltray.memory.retrieval.selector import (
 )
 from tooltray.memory.retrieval.skills import SkillLibrary, load_skills
 from tooltray.memory.store.records import PinnedMenu, SessionSnapshot
-from tooltray.memory.tuning import GROW_BAR, GROWTH_MISS, MENU_RENEW
+from tooltray.memory.tuning import GENERIC_NEEDS, GROW_BAR, GROWTH_MISS, MENU_RENEW
 from tooltray.tools.errors import TooltrayError
 from tooltray.tools.registry import ToolRegistry
 from tooltray.tools.render import (
@@ -124,6 +124,8 @@ class Prepared:
     implicit: dict[str, float] | None = None
     #: the catalog's generic tools (tool -> capability), found once its vectors are in
     generic: dict[str, str] | None = None
+    #: their bundles, which a cut menu names first (``None``: the menu was decided without them)
+    ahead: tuple[str, ...] | None = None
     #: which tools a past request would have found itself (what usage priors leave uncounted)
     explained: Explained | None = None
     #: the bundles the menu names (read off the menu once, with it)
@@ -163,6 +165,15 @@ class Record:
 
     uses: dict[str, float] = field(default_factory=dict)
     novel: float = 1.0
+
+
+def guessed(ahead: Sequence[str]) -> Record:
+    """A record for a deployment without one: its generic tools' servers (``ahead``) take
+    ``GENERIC_NEEDS`` of the needs a menu answers, the rest fall anywhere. A need to name a
+    server is a search that missed, and a search misses what the task does not name: a code
+    runner, a shell, files, fetch (mcp300: 61 of 93 bundle loads; the issue's real sessions:
+    91 of 99 misses). Without ``ahead``, no record."""
+    return Record(dict.fromkeys(ahead, 1.0), 1.0 - GENERIC_NEEDS) if ahead else Record()
 
 
 class AllowedCatalog:
@@ -215,11 +226,12 @@ class AllowedCatalog:
             self._prepared.menu_key = self._menu_key()
         return self._prepared
 
-    def _menu(self, profile: Profile) -> str:
+    def _menu(self, profile: Profile, ahead: Sequence[str] = ()) -> str:
         """The bundle menu, or (``menu = "never"``, or priced dearer than listing the bundles
         when a session needs them: :func:`~.policy.menu_price`) the one-line hint; a menu that
-        leaves bundles out weighs, with the deployment's record, the bundles it used alone.
-        Decided once per prepared catalog, so the prefix stays byte-stable."""
+        leaves bundles out names first the bundles the deployment's record used (without one,
+        those ``ahead``: the generic tools' servers, :func:`guessed`), and weighs their names
+        alone. Decided once per prepared catalog, so the prefix stays byte-stable."""
         bundles, choice = self.registry.bundles(), self.settings.menu
         menu = bundle_menu(bundles)
         if not menu or choice == "never":
@@ -227,6 +239,7 @@ class AllowedCatalog:
         if len(listed(menu)) >= len(bundles):  # names every bundle: no record to read
             return menu if choice == "always" or self._pays(menu, profile) else LIST_HINT
         record = self._record()
+        record = record if record.uses else guessed(ahead)
         menu = bundle_menu(bundles, used=list(record.uses))
         if choice == "always":
             return menu
@@ -300,13 +313,36 @@ class AllowedCatalog:
         the session's next boundary, and what it was decided for (:meth:`_menu_key`). Every
         ``MENU_RENEW`` boundaries the menu is decided again first: a cut menu reads the
         deployment's record, so a long-lived process follows the servers its sessions use
-        (each session keeps the menu it pinned)."""
+        (each session keeps the menu it pinned); and once, at the first boundary after the
+        catalog's vectors are in, for its generic tools (:meth:`_found_ahead`)."""
         cat = self.prepared()
         cat.boundaries += 1
-        if cat.boundaries % MENU_RENEW == 0 and (menu := self._menu(cat.profile)) != cat.menu:
+        renew = cat.boundaries % MENU_RENEW == 0 or self._found_ahead(cat)
+        if renew and (menu := self._menu(cat.profile, cat.ahead or ())) != cat.menu:
             cat.menu, cat.fixed, cat.named = menu, self._fixed(menu), frozenset(listed(menu))
             cat.fallback = None  # priced with the menu it replaces (shown or not, its names)
         return {"of": cat.menu_key, "text": cat.menu}
+
+    def _found_ahead(self, cat: Prepared) -> bool:
+        """Whether the generic tools' servers are known just now (``cat.ahead``): once the
+        catalog's vectors are in, a cut menu is decided again with them standing in for a
+        record (:func:`guessed`). A task needs them without naming them, so no search finds
+        them: on mcp300, 25 of 36 fallbacks went to the code runner's server (bench/README.md,
+        stop 49). A menu naming every bundle has none to put first: never asked."""
+        if cat.ahead is not None:
+            return False
+        bundles = self.registry.bundles()
+        if len(listed(bundle_menu(bundles))) >= len(bundles):
+            cat.ahead = ()
+            return False
+        explained = self._explained()
+        if explained is None:
+            return False
+        found = self._generic(explained)
+        if cat.generic is None:  # the embedder failed: asked again at the next boundary
+            return False
+        cat.ahead = tuple(dict.fromkeys(b for n in found if (b := cat.allowed[n].bundle)))
+        return bool(cat.ahead)
 
     def _menu_key(self) -> str:
         """The allowed catalog and the settings a menu is decided by, as one digest."""

@@ -5,8 +5,9 @@ most telling words of the members' names instead of a line that says nothing, so
 still tell ``git`` from ``calendar``. Every call pays the menu, so it has a token budget: a
 catalog of many bundles (a hundred MCP servers) names them all on one line and gives lines to its
 largest ones while the budget lasts; past a few hundred, it names the ones that fit (those the
-deployment's sessions used first) and points to ``load_tools({"query": ...})`` for the rest (every
-bundle still loads by name); with a record, the used ones' names alone may price lower.
+deployment's sessions used first; without a record, its generic tools' servers) and points to
+``load_tools({"query": ...})`` for the rest (every bundle still loads by name); the used ones'
+names alone may price lower.
 Everything is deterministic: the prefix stays byte-stable.
 """
 
