@@ -329,14 +329,12 @@ class AllowedCatalog:
         record (:func:`guessed`). A task needs them without naming them, so no search finds
         them: on mcp300, 25 of 36 fallbacks went to the code runner's server (bench/README.md,
         stop 49). A menu naming every bundle has none to put first: never asked."""
-        if cat.ahead is not None:
+        explained = self._explained() if cat.ahead is None else None
+        if explained is None:  # known, or no vectors yet: a cheap test on every boundary
             return False
         bundles = self.registry.bundles()
         if len(listed(bundle_menu(bundles))) >= len(bundles):
             cat.ahead = ()
-            return False
-        explained = self._explained()
-        if explained is None:
             return False
         found = self._generic(explained)
         if cat.generic is None:  # the embedder failed: asked again at the next boundary
