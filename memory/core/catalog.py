@@ -20,7 +20,7 @@ import numpy as np
 from tooltray.memory.config import Settings
 from tooltray.memory.core.decision import Due, Growth, Scores
 from tooltray.memory.core.decision import Plan as Plan
-from tooltray.memory.core.menu import LIST_HINT, listed, used_menu
+from tooltray.memory.core.menu import LIST_HINT, listed, names_all, used_menu
 from tooltray.memory.core.policy import (
     Caps,
     Listed,
@@ -329,12 +329,13 @@ class AllowedCatalog:
         record (:func:`guessed`). A task needs them without naming them, so no search finds
         them: on mcp300, 25 of 36 fallbacks went to the code runner's server (bench/README.md,
         stop 49). A menu naming every bundle has none to put first: never asked."""
-        explained = self._explained() if cat.ahead is None else None
-        if explained is None:  # known, or no vectors yet: a cheap test on every boundary
+        if cat.ahead is not None or names_all(tuple(self.registry.bundles())):
             return False
-        bundles = self.registry.bundles()
-        if len(listed(bundle_menu(bundles))) >= len(bundles):
-            cat.ahead = ()
+        try:
+            explained = self._explained()
+        except TooltrayError:  # the embedder is down: the turn degrades, asked again later
+            return False
+        if explained is None:  # no vectors yet (a lexical start)
             return False
         found = self._generic(explained)
         if cat.generic is None:  # the embedder failed: asked again at the next boundary

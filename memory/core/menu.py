@@ -61,6 +61,12 @@ def used_menu(bundles: Sequence[Bundle], used: Collection[str]) -> str:
     return _compose([MENU_HEADER], names, len(bundles) - len(names))
 
 
+@lru_cache(maxsize=8)
+def names_all(bundles: tuple[Bundle, ...]) -> bool:
+    """Whether the menu within budget names every bundle (nothing to put first in it)."""
+    return len(listed(bundle_menu(bundles))) >= len(bundles)
+
+
 def listed(menu: str) -> set[str]:
     """The bundle names ``menu`` shows (on a line of their own or on the names line)."""
     names: set[str] = set()

@@ -121,3 +121,31 @@ def test_sessions_started_before_the_vectors_keep_their_menu_later_ones_name_the
         store.close()
     assert RUNNER not in early.system_prefix and RUNNER in later.system_prefix
     assert again.prefix_hash == early.prefix_hash  # a started session keeps its menu
+
+
+class Down(Gated):
+    """An embedding server that is down: every call fails."""
+
+    def embed(self, texts: Sequence[str], kind: Any = "document") -> Any:
+        raise EmbedderError("embedding server at http://127.0.0.1:9 is down: start it")
+
+
+def test_a_cut_menu_with_the_embedder_down_keeps_the_turn_alive(tmp_path: Path) -> None:
+    registry, down, url = catalog(), Down(), f"sqlite:///{tmp_path / 'down.db'}"
+    settings = Settings(db=url, embed_catalog="wait", cost_profile="price")
+
+    def factory(specs: Sequence[ToolSpec], s: Settings, cache: Any, progress: Any) -> Any:
+        index = ToolIndex(list(specs), CachedEmbedder(down, cache), strict=True)
+        return IndexSelector(index, index.embedder, s)
+
+    store = Store(url)
+    planner = AllowedCatalog(registry, settings, store, selector=factory)
+    trinket = ToolLoaderTrinket(registry, store, settings=settings, catalog=planner)
+    try:
+        view = trinket.prepare("s", [user(TASK)])  # the boundary asks for vectors: none come
+        health = trinket.state("s").health
+    finally:
+        trinket.close()
+        store.close()
+    assert RUNNER not in listed(trinket.catalog.menu()) and view.loaded  # degraded, not raised
+    assert health == "degraded"
