@@ -329,7 +329,10 @@ class AllowedCatalog:
         record (:func:`guessed`). A task needs them without naming them, so no search finds
         them: on mcp300, 25 of 36 fallbacks went to the code runner's server (bench/README.md,
         stop 49). A menu naming every bundle has none to put first: never asked."""
-        if cat.ahead is not None or names_all(tuple(self.registry.bundles())):
+        if cat.ahead is not None:
+            return False
+        if names_all(tuple(self.registry.bundles())):
+            cat.ahead = ()  # once per catalog, not a hash of every bundle at every boundary
             return False
         try:
             explained = self._explained()
