@@ -10,23 +10,17 @@ the code runner), the real embedder, the conftest's databases.
 
 from __future__ import annotations
 
-import threading
-import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
+from gated_embedder import Gated, trinket_over
 from mcp_catalog import SERVERS, servers_catalog
 
 from tooltray.memory.config import Settings
-from tooltray.memory.core.catalog import AllowedCatalog
 from tooltray.memory.core.menu import bundle_menu, listed
-from tooltray.memory.core.trinket import ToolLoaderTrinket
-from tooltray.memory.embedders import CachedEmbedder, default_embedder
-from tooltray.memory.retrieval import ToolIndex
 from tooltray.memory.retrieval.selector import IndexSelector
-from tooltray.memory.store import Store
 from tooltray.memory.tuning import MENU_BUDGET
 from tooltray.tools.errors import EmbedderError
 from tooltray.tools.registry import ToolRegistry
@@ -81,34 +75,12 @@ def test_a_record_names_its_servers_instead_of_the_guess(make_trinket: MakeTrink
     assert used.name in listed(menu) and RUNNER not in listed(menu)
 
 
-class Gated:
-    """MiniLM whose document embedding waits for ``gate`` (a lexical start the test ends)."""
-
-    dim = 384
-
-    def __init__(self) -> None:
-        self.id = f"minilm-gated-{uuid.uuid4().hex}"  # its own id: no vector of it is cached
-        self.gate = threading.Event()
-
-    def embed(self, texts: Sequence[str], kind: Any = "document") -> Any:
-        if kind == "document" and not self.gate.wait(600):  # a deadlock guard, not a timing
-            raise EmbedderError("the test never opened the gate")
-        return default_embedder().embed(texts, kind)
-
-
 def test_sessions_started_before_the_vectors_keep_their_menu_later_ones_name_the_runner(
     tmp_path: Path,
 ) -> None:
     registry, gated, url = catalog(), Gated(), f"sqlite:///{tmp_path / 'gated.db'}"
     settings = Settings(db=url, embed_catalog="background", cost_profile="price")
-
-    def factory(specs: Sequence[ToolSpec], s: Settings, cache: Any, progress: Any) -> Any:
-        index = ToolIndex(list(specs), CachedEmbedder(gated, cache), strict=True, background=True)
-        return IndexSelector(index, index.embedder, s)
-
-    store = Store(url)
-    planner = AllowedCatalog(registry, settings, store, selector=factory)
-    trinket = ToolLoaderTrinket(registry, store, settings=settings, catalog=planner)
+    trinket = trinket_over(registry, gated, settings)
     try:
         early = trinket.prepare("early", [user(TASK)])  # the gate closed: a lexical start
         gated.gate.set()
@@ -118,7 +90,7 @@ def test_sessions_started_before_the_vectors_keep_their_menu_later_ones_name_the
         again = trinket.prepare("early", [user(TASK), user("And the next question?")])
     finally:
         trinket.close()
-        store.close()
+        trinket.store.close()
     assert RUNNER not in early.system_prefix and RUNNER in later.system_prefix
     assert again.prefix_hash == early.prefix_hash  # a started session keeps its menu
 
@@ -133,19 +105,12 @@ class Down(Gated):
 def test_a_cut_menu_with_the_embedder_down_keeps_the_turn_alive(tmp_path: Path) -> None:
     registry, down, url = catalog(), Down(), f"sqlite:///{tmp_path / 'down.db'}"
     settings = Settings(db=url, embed_catalog="wait", cost_profile="price")
-
-    def factory(specs: Sequence[ToolSpec], s: Settings, cache: Any, progress: Any) -> Any:
-        index = ToolIndex(list(specs), CachedEmbedder(down, cache), strict=True)
-        return IndexSelector(index, index.embedder, s)
-
-    store = Store(url)
-    planner = AllowedCatalog(registry, settings, store, selector=factory)
-    trinket = ToolLoaderTrinket(registry, store, settings=settings, catalog=planner)
+    trinket = trinket_over(registry, down, settings)
     try:
         view = trinket.prepare("s", [user(TASK)])  # the boundary asks for vectors: none come
         health = trinket.state("s").health
     finally:
         trinket.close()
-        store.close()
+        trinket.store.close()
     assert RUNNER not in listed(trinket.catalog.menu()) and view.loaded  # degraded, not raised
     assert health == "degraded"

@@ -6,20 +6,17 @@ vector can exist, so a ``prepare`` that returns has not waited for them.
 
 from __future__ import annotations
 
-import threading
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from gated_embedder import Gated, trinket_over
 
 from tooltray.memory.config import Settings
-from tooltray.memory.core.catalog import AllowedCatalog
 from tooltray.memory.core.trinket import ToolLoaderTrinket
 from tooltray.memory.embedders import (
-    CachedEmbedder,
-    DictCache,
     clear_memo,
     default_embedder,
     text_hash,
@@ -30,42 +27,14 @@ from tooltray.memory.store import Store
 from tooltray.tools.demo import load_demo_catalog
 from tooltray.tools.errors import EmbedderError
 from tooltray.tools.registry import ToolRegistry
-from tooltray.tools.spec import ToolSpec
 
 TRIP = "Find me flights from Boston to Lisbon on Nov 10 and a hotel there under 180 a night."
 CODE = "The parse_range test is failing: read src/dates.py and fix the off-by-one bug."
 
 
-class Gated:
-    """MiniLM whose document embedding waits for ``gate``; counts query embeddings."""
-
-    dim = 384
-
-    def __init__(self, name: str) -> None:
-        self.id = f"minilm-gated-{name}"  # its own id: no vector of it is cached anywhere
-        self.gate = threading.Event()
-        self.queries = 0
-
-    def embed(self, texts: Sequence[str], kind: Any = "document") -> Any:
-        if kind == "query":
-            self.queries += 1
-        elif not self.gate.wait(600):  # a deadlock guard, not a timing assertion
-            raise EmbedderError("the test never opened the gate")
-        if kind == "document":  # the real vectors, the catalog embedded once a process
-            return CachedEmbedder(default_embedder(), DictCache()).embed_documents(texts)
-        return default_embedder().embed(texts, kind)
-
-
 def _trinket(url: str, registry: ToolRegistry, gated: Gated) -> ToolLoaderTrinket:
     settings = Settings(db=url, embed_catalog="background", max_tools=8, opening="share")
-    store = Store(url)
-
-    def factory(specs: Sequence[ToolSpec], s: Settings, cache: Any, progress: Any) -> Any:
-        index = ToolIndex(list(specs), CachedEmbedder(gated, cache), strict=True, background=True)
-        return IndexSelector(index, index.embedder, s)
-
-    planner = AllowedCatalog(registry, settings, store, selector=factory)
-    return ToolLoaderTrinket(registry, store, settings=settings, catalog=planner)
+    return trinket_over(registry, gated, settings)
 
 
 def _index(trinket: ToolLoaderTrinket) -> ToolIndex:
