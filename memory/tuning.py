@@ -72,6 +72,12 @@ SERVER_K = 8
 #: share of the turn's request's scores added to a load_tools query's, asked in a turn: a
 #: query is often a fragment of the task (bench/README.md stop 46: mcp20 / mcp70 in turn)
 SEARCH_CONTEXT = 0.6
+#: share of an order's purpose's scores added to the order's (``run code to read a pdf``;
+#: bench/README.md stop 50: model-written searches)
+PURPOSE_SHARE = 0.3
+#: share of a server line's kind (naming no bundle), each tool taking its server's best score
+#: (bench/README.md stop 50: model-written searches in the ``<tool_assistant>`` shape)
+KIND_SHARE = 0.5
 #: a full load_tools answer takes up to TIE_K more tools scoring at least TIE_SHARE of its best
 TIE_K = 3
 TIE_SHARE = 0.85

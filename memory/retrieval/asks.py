@@ -6,7 +6,13 @@ every tool of that server equally and push the tool line's words down, and a gue
 one opaque token to the embedder. So the server line picks the bundles the answer comes from
 (fuzzy, by name: models spell servers their own way), the tool line ranks within them, and a
 guessed name is ranked by its words and put first when it is a real tool's name near enough
-(with or without its server prefix). Measurements: ``bench/README.md`` (issue 35).
+(with or without its server prefix). An order with a purpose (``run python code to read a
+pdf``) asks for the tool that does the order: the purpose's words (``read``, ``pdf``) would
+rank the tools that do the purpose, so they only join at a share. A server line that names no
+bundle is a kind of server (``code execution sandbox (run Python code)``, the line frontier
+models write when they know no server names): each server's best match for it lifts all its
+tools, so the tool line ranks within the servers of that kind first. Measurements:
+``bench/README.md`` (issue 35).
 """
 
 from __future__ import annotations
@@ -28,6 +34,14 @@ NAME_MATCH = 0.86
 
 _FIELD = re.compile(r"(?im)^\s*(server|mcp|tool|function|action)\s*[:=]\s*(.*?)\s*$")
 _INLINE = re.compile(r"(?is)^\s*server\s*[:=]\s*(.+?)[\s,;]+tool\s*[:=]\s*(.+)$")
+#: verbs an order opens with and a purpose clause follows ``to`` with (``run code to parse``)
+VERBS = frozenset(
+    """run execute exec call invoke use read write save open load fetch get find search list
+    query create make build generate convert extract parse analyze analyse count compute calculate
+    check inspect process filter sort summarize summarise compare plot draw render print test
+    verify validate download upload send post scan look fix clean merge split format""".split()
+)
+_PURPOSE = re.compile(r"(?is)^\s*(\w+\b.*?)\s+to\s+(\w+\b.*)$")
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9]*(?:(?:__|[_.\-])[A-Za-z0-9]+|[a-z0-9][A-Z][a-z0-9]*)+$")
 
 
@@ -37,6 +51,8 @@ class Ask:
 
     Attributes:
         text: what ranks the tools (the tool line, a guessed name's words, or the query).
+        purpose: what an order's result is for (``run code to <purpose>``): ranks at a share.
+        kind: a server line naming no bundle (``code execution sandbox``): its servers rank.
         bundles: the bundles a server line names (empty: the whole catalog).
         named: real tool names a guessed name spells, closest first.
     """
@@ -44,6 +60,20 @@ class Ask:
     text: str
     bundles: tuple[str, ...] = ()
     named: tuple[str, ...] = field(default=())
+    purpose: str = ""
+    kind: str = ""
+
+
+def purpose_split(text: str) -> tuple[str, str]:
+    """``run python code to read a pdf`` -> (``run python code``, ``read a pdf``): an order
+    (its first word a verb of :data:`VERBS`) and what it is for (``to`` and a verb); any other
+    text is its own order (``convert coordinates to an address``, ``I want to check ...``)."""
+    found = _PURPOSE.match(text)
+    if not found or "\n" in text.strip():
+        return text, ""
+    order, purpose = found.groups()
+    verbs = [w.lower() for w in (order.split()[0], purpose.split()[0])]
+    return (order, purpose) if all(w in VERBS for w in verbs) else (text, "")
 
 
 def words(text: str) -> list[str]:
@@ -142,14 +172,18 @@ class Asks:
         """``query`` read apart over the catalog."""
         fields = _fields(query)
         if "server" in fields:
-            chosen = match_bundles(fields["server"], self.bundles)
-            rest = fields.get("tool", "")
-            text = rest if chosen and rest else f"{fields['server']} {rest}".strip()
-            return Ask(text or query, chosen)
+            server = fields["server"]
+            chosen = match_bundles(server, self.bundles)
+            rest, purpose = purpose_split(fields.get("tool", ""))
+            if chosen and rest:
+                return Ask(rest, chosen, purpose=purpose)
+            kind = server if rest and not chosen else ""
+            return Ask(f"{server} {rest}".strip() or query, chosen, purpose=purpose, kind=kind)
         stripped = query.strip()
         if _NAME.match(stripped):
             return Ask(" ".join(words(stripped)) or stripped, (), spelled(stripped, self.forms))
-        return Ask(query)
+        order, purpose = purpose_split(stripped)
+        return Ask(order if purpose else query, purpose=purpose)
 
 
 def read_ask(query: str, names: Sequence[str], bundle_of: Mapping[str, str | None]) -> Ask:

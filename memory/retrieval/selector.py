@@ -59,12 +59,14 @@ from tooltray.memory.tuning import (
     GROW_K,
     GROW_RATIO,
     GROW_SUPPORT,
+    KIND_SHARE,
     LOADED_K,
     MAX_MESSAGES,
     MENTION_K,
     NOW_OWN_MIN,
     NOW_VOTE_MIN,
     PAST_WEIGHT,
+    PURPOSE_SHARE,
     SEARCH_CONTEXT,
     SEARCH_K,
     SERVER_K,
@@ -667,11 +669,28 @@ class IndexSelector:
         vector = self._vector(ask.text) if dense else None
         texts = said(context) if dense else []
         turn = SEARCH_CONTEXT * self._message(self.request_of(texts))[1].fused if texts else None
+        turn = self._joined(turn, ask.purpose, PURPOSE_SHARE, dense)
+        turn = self._joined(turn, ask.kind, KIND_SHARE, dense, servers=True)
         held = self._twins.beside(exclude) if exclude and self._twins.of else exclude
         fresh = self._fresh(ask, held, vector, turn)
         if not all(map(attrgetter("mention"), fresh)):  # a tool among them (no genexpr: trace)
             return fresh
         return self._loaded(ask, exclude, vector, turn) + fresh  # the bundles line stays
+
+    def _joined(
+        self, row: Row | None, text: str, share: float, dense: bool, *, servers: bool = False
+    ) -> Row | None:
+        """``row`` plus ``text``'s scores at ``share``; with ``servers`` each tool takes its
+        server's best. A purpose (``run code to <purpose>``) tells look-alike runners apart, not
+        which tool runs the order; a server line naming no bundle says what kind of server
+        holds the tool, not which tool (:mod:`~tooltray.memory.retrieval.asks`)."""
+        if not text:
+            return row
+        vector = self._vector(text) if dense else None
+        part = self.index.score(text, query_vector=vector)[0].fused
+        if servers:
+            part = np.maximum(part, self.index.bundles.best_mate(part))
+        return share * part if row is None else row + share * part
 
     def voted_search(
         self,

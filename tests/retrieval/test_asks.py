@@ -12,7 +12,7 @@ from mcp_catalog import servers_catalog
 
 from tooltray.memory.config import Settings
 from tooltray.memory.retrieval.asks import read_ask
-from tooltray.memory.retrieval.selector import lexical_selector
+from tooltray.memory.retrieval.selector import build_selector, lexical_selector
 from tooltray.memory.tuning import SERVER_K
 from tooltray.tools.spec import ToolSpec
 
@@ -97,3 +97,62 @@ def test_a_named_server_with_tools_past_the_answer_is_mentioned_by_name() -> Non
     assert not [c for c in last if c.mention]  # every member left fits: nothing to mention
     small = selector.search("server: time\ntool: convert a time")  # two tools: both shown
     assert small and not [c for c in small if c.mention]
+
+
+@pytest.mark.parametrize(
+    ("query", "text", "purpose"),
+    [
+        ("run python code to read a pdf", "run python code", "read a pdf"),
+        ("Execute code to parse a .docx table", "Execute code", "parse a .docx table"),
+        (
+            "server: code runner\ntool: run code to count words",
+            "code runner run code",
+            "count words",
+        ),
+        ("convert coordinates to an address", "convert coordinates to an address", ""),
+        ("save the answer to a markdown file", "save the answer to a markdown file", ""),
+        ("I want to read the notes", "I want to read the notes", ""),
+    ],
+)
+def test_an_order_with_a_purpose_is_read_apart(query: str, text: str, purpose: str) -> None:
+    """An order opening with a verb and followed by ``to <verb> ...`` ranks by the order; a
+    ``to`` before a noun, or a text opening with no verb, stays whole."""
+    ask = read_ask(query, NAMES, BUNDLE_OF)
+    assert (ask.text, ask.purpose) == (text, purpose)
+
+
+def test_a_server_line_naming_no_bundle_is_a_kind_and_a_named_one_is_not() -> None:
+    kind = read_ask("server: version control\ntool: show the log", NAMES, BUNDLE_OF)
+    assert (kind.bundles, kind.kind) == ((), "version control")
+    named = read_ask("server: git\ntool: show the log", NAMES, BUNDLE_OF)
+    assert (named.bundles, named.kind) == (("git",), "")
+
+
+def test_an_order_to_run_code_finds_the_runner_not_the_purposes_tools() -> None:
+    """``execute python code to read an excel file`` asks for the code runner: ranked as one
+    text by the real MiniLM and BM25, the purpose's words put the spreadsheet tools first
+    (stop 50: 22 of the 37 misses of a model's own searches on mcp70 were code-runner orders)."""
+    specs = servers_catalog("mcp-server-code-runner", "excel", "pdf-reader", "paper_search_server")
+    selector = build_selector(specs, Settings(db="sqlite://", embed_catalog="wait"), None)
+    query = "execute python code to read an excel file"
+    found = [c.name for c in selector.search(query) if not c.mention]
+    assert found[0] == "run-code"
+    whole = [c.name for c in selector.search(query.replace(" to ", " that will "))]
+    assert whole[0].startswith("excel_")  # the premise: the purpose's words outrank the order
+
+
+def test_a_server_kind_ranks_its_servers_tools_first() -> None:
+    """The ``<tool_assistant>`` shape frontier models write for a tool-search tool (a kind of
+    server, then a long job): ranked as one text by the real MiniLM and BM25, the job's words
+    put a scraper first; read apart, the kind's server (the code runner) comes first."""
+    servers = ("mcp-server-code-runner", "google-workspace-dguido", "firecrawl", "ddg-search")
+    specs = servers_catalog(*servers, "paper_search_server", "sqlite", "excel")
+    selector = build_selector(specs, Settings(db="sqlite://", embed_catalog="wait"), None)
+    query = (
+        "<tool_assistant>\nserver: code execution sandbox (run Python code)\ntool: execute a "
+        "Python script that opens a local Word .docx file and extracts its text, returning "
+        "stdout\n</tool_assistant>"
+    )
+    assert [c.name for c in selector.search(query) if not c.mention][0] == "run-code"
+    whole = selector.search(query.replace("server:", "about:"))
+    assert whole[0].name != "run-code"  # the premise: one text ranks another tool first
