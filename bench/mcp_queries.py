@@ -2,7 +2,8 @@
 
 No public trajectory of the task sets used here holds a model's own tool-search text (MCP-Atlas's
 trajectories call tools that were enabled up front), so the searches are generated in the shapes
-frontier models write when given a search tool (issue 35), one search per needed tool and shape:
+frontier models write when given a search tool (issue 35), one search per needed tool and shape
+(``bench/mcp_written.py`` holds searches a model wrote for the same needs):
 
 - ``keywords``: up to five content words, e.g. ``weather forecast beijing tomorrow``;
 - ``sentence``: a whole sentence of the user's request, as the model restates its need;

@@ -19,6 +19,12 @@ conversations (the session bench's ``--past-split``: a deployment with history).
 bench's option: the user's request once a turn (``request``, the default), or each need's own
 model-written search (``mixed``: one shape a need), as a real deployment's searches would be.
 
+``--written`` measures the searches a model wrote (``searches.written.jsonl``,
+``bench/mcp_written.py``) instead: the searches of one turn, server and protocol run in order in
+one session (a model searching for each operation it needs there), and each needed tool counts
+once, loaded or not after them; shares by protocol (``menu``: the model saw the bundle menu and
+wrote any form; ``tool_assistant``: no menu, ``<tool_assistant>`` server kind and job).
+
 Also the fixed part each corpus pays on every call: the bundle menu plus the meta-tools'
 definitions, o200k tokens, per path (``fixed`` below).
 """
@@ -60,6 +66,22 @@ def read_searches(data: Path, corpus: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in lines if line.strip()]
 
 
+def written_groups(data: Path, corpus: str) -> list[dict[str, Any]]:
+    """The corpus's model-written searches, one row per turn, server and protocol:
+    ``{"turn", "shape": protocol, "queries", "tools"}`` (a turn's operations on one server are
+    written in the order the writer needed them, not the gold's)."""
+    groups: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for line in (data / corpus / "searches.written.jsonl").read_text("utf-8").splitlines():
+        row = json.loads(line)
+        key = (row["turn"], row["server"], row["protocol"])
+        group = groups.setdefault(
+            key, {"turn": key[0], "shape": key[2], "queries": [], "tools": []}
+        )
+        group["queries"].append(row["query"])
+        group["tools"].append(row["tool"])
+    return list(groups.values())
+
+
 def sampled(searches: list[dict[str, Any]], n: int) -> list[dict[str, Any]]:
     """About ``n`` searches: every k-th needed tool with all its shapes (a plain every-k-th row
     would keep one shape only, as the file lists the four shapes of a need together)."""
@@ -89,6 +111,21 @@ def run_search(trinket: Any, sid: str, row: dict[str, Any], messages: Any) -> bo
     return str(row["tool"]) in trinket.loaded(sid)
 
 
+def run_written(
+    trinket: Any, sid: str, group: dict[str, Any], messages: Any, gateway: bool = False
+) -> list[bool]:
+    """One group of written searches in one session (after the turn's messages where given; in
+    the ``gateway``, the first search's text selects too); per needed tool, loaded afterwards."""
+    if messages is not None:
+        trinket.prepare(sid, messages)
+    for k, query in enumerate(group["queries"]):
+        trinket.handle_meta(sid, LOAD_TOOLS, {"query": query})
+        if gateway and k == 0:
+            trinket.prepare(sid, [{"role": "user", "content": query}])
+    loaded = trinket.loaded(sid)
+    return [tool in loaded for tool in group["tools"]]
+
+
 def run_gateway(trinket: Any, seeded: set[str], row: dict[str, Any]) -> bool:
     """One search in a gateway session (one per turn and shape): the session's first search
     also runs selection on its text, as the gateway does (``memory/gateway/hints.py``)."""
@@ -108,6 +145,7 @@ def measure(
     sample: int = 0,
     past_split: bool = False,
     searches_as: str = "request",
+    written: bool = False,
 ) -> dict[str, Any]:
     """Every mode for every search of ``corpus`` on ``path``; shares by shape. With
     ``past_split``, each search runs on a store holding the replayed sessions of the other fold
@@ -117,7 +155,10 @@ def measure(
     convs = load_conversations(data, corpus, names)
     session.use_searches(data, corpus, names, searches_as)
     turns = {f"{c.id}_t{t.number}": t for c in convs for t in c.turns}
-    searches = sampled(read_searches(data, corpus), QUICK if quick else sample)
+    if written:
+        searches = written_groups(data, corpus)[: QUICK if quick else None]
+    else:
+        searches = sampled(read_searches(data, corpus), QUICK if quick else sample)
     hits: dict[str, dict[str, list[bool]]] = {
         "cold": defaultdict(list),
         "in_turn": defaultdict(list),
@@ -136,6 +177,8 @@ def measure(
     history = {"history": "past-split"} if past_split else {}
     if past_split and searches_as != "request":
         history["history_searches"] = searches_as
+    if written:
+        head["searches"] = sum(len(g["tools"]) for g in searches)  # needs, each counted once
     return {**head, "dense": out["dense"], **history, "shares": _shares(hits)}
 
 
@@ -149,12 +192,27 @@ def run_rows(
     """Each search of ``rows`` in every mode on ``trinket``, into ``hits`` by mode and shape."""
     seeded: set[str] = set()
     for i, row in rows:
+        if "queries" in row:
+            run_group(trinket, i, row, turns, names, hits)
+            continue
         row = {**row, "tool": names.get(row["tool"], row["tool"])}
         turn = turns.get(row["turn"])
         hits["cold"][row["shape"]].append(run_search(trinket, f"c{i}", row, None))
         msgs = messages_for(turn) if turn is not None else None
         hits["in_turn"][row["shape"]].append(run_search(trinket, f"t{i}", row, msgs))
         hits["gateway"][row["shape"]].append(run_gateway(trinket, seeded, row))
+
+
+def run_group(
+    trinket: Any, i: int, group: dict[str, Any], turns: dict[str, Any], names: Any, hits: Any
+) -> None:
+    """One group of written searches in every mode, into ``hits`` by mode and protocol."""
+    group = {**group, "tools": [names.get(t, t) for t in group["tools"]]}
+    turn = turns.get(group["turn"])
+    msgs = messages_for(turn) if turn is not None else None
+    for mode, sid, given in (("cold", f"c{i}", None), ("in_turn", f"t{i}", msgs)):
+        hits[mode][group["shape"]] += run_written(trinket, sid, group, given)
+    hits["gateway"][group["shape"]] += run_written(trinket, f"g{i}", group, None, gateway=True)
 
 
 def stores(
@@ -202,18 +260,27 @@ def _shares(hits: dict[str, dict[str, list[bool]]]) -> dict[str, dict[str, float
 
 def _table(results: dict[str, Any]) -> Table:
     table = Table(title="mcp_search: needed tool loaded after a model-written load_tools query")
-    cols = ["run", "tools", "fixed (menu+meta)", "mode", "all", "keywords", "sentence"]
-    for col in [*cols, "server_tool", "guessed_name"]:
+    cols = ["run", "tools", "fixed (menu+meta)", "mode", *SHAPE_COLS]
+    for col in cols:
         table.add_column(col, justify="left" if col in ("run", "mode") else "right")
     for run, r in results.items():
         for mode, shares in r["shares"].items():
             fixed = f"{r['fixed']['total']:,} ({r['fixed']['menu']}+{r['fixed']['meta_tools']})"
-            cells = [shares.get(s, 0.0) for s in SHAPE_COLS]
-            table.add_row(run, str(r["tools"]), fixed, mode, *(f"{c:.3f}" for c in cells))
+            cells = [shares.get(s) for s in SHAPE_COLS]
+            shown = (f"{c:.3f}" if c is not None else "-" for c in cells)
+            table.add_row(run, str(r["tools"]), fixed, mode, *shown)
     return table
 
 
-SHAPE_COLS = ("all", "keywords", "sentence", "server_tool", "guessed_name")
+SHAPE_COLS = (
+    "all",
+    "keywords",
+    "sentence",
+    "server_tool",
+    "guessed_name",
+    "menu",
+    "tool_assistant",
+)
 
 
 def run_args(data_dir: Path, out_dir: Path, opts: argparse.Namespace) -> dict[str, Any]:
@@ -222,8 +289,16 @@ def run_args(data_dir: Path, out_dir: Path, opts: argparse.Namespace) -> dict[st
     for corpus in opts.corpus or CORPORA:
         for path in opts.paths or ["openai", "text"]:
             key = f"{corpus}/{path}" + ("/past-split" if opts.past_split else "")
+            key += "/written" if opts.written else ""
             results[key] = measure(
-                data_dir, corpus, path, opts.quick, opts.sample, opts.past_split, opts.searches
+                data_dir,
+                corpus,
+                path,
+                opts.quick,
+                opts.sample,
+                opts.past_split,
+                opts.searches,
+                opts.written,
             )
     Console(width=170).print(_table(results))
     return {"runs": results}
@@ -238,3 +313,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--past-split", action="store_true", help="history = the other fold's sessions"
     )
     session.add_searches(parser, "with --past-split: the history's queries for a missing tool")
+    parser.add_argument(
+        "--written", action="store_true", help="the searches a model wrote (mcp_written.py)"
+    )

@@ -760,7 +760,11 @@ def model_searches(data: Path, corpus: str, names: dict[str, str], shape: str) -
     """Each needed tool's model-written search (the corpus's ``searches.jsonl``, written by
     ``mcp_queries.py``) in ``shape``; ``mixed``: one shape a need, chosen by a hash of the need,
     so each shape is about a quarter of them (a model's habits vary). ``{}`` for ``request``
-    or a corpus without searches: the model queries with the user's request."""
+    or a corpus without searches: the model queries with the user's request. ``written``: the
+    search a model wrote for the need having read the bundle menu (``searches.written.jsonl``,
+    protocol ``menu``; ``bench/mcp_written.py``)."""
+    if shape == "written":
+        return written_searches(data / corpus / "searches.written.jsonl", names)
     path = data / corpus / "searches.jsonl"
     if shape == "request" or not path.is_file():
         return {}
@@ -768,6 +772,16 @@ def model_searches(data: Path, corpus: str, names: dict[str, str], shape: str) -
     for row in (json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()):
         need = f"{row['turn']}:{row['tool']}"
         if row["shape"] == (SHAPES[zlib.crc32(need.encode()) % 4] if shape == "mixed" else shape):
+            conv, number = row["turn"].rsplit("_t", 1)
+            out[(conv, int(number), names.get(row["tool"], row["tool"]))] = row["query"]
+    return out
+
+
+def written_searches(path: Path, names: dict[str, str]) -> SearchMap:
+    """Each need's menu-protocol written search (a turn's needs on one server each have one)."""
+    out: SearchMap = {}
+    for row in (json.loads(line) for line in path.read_text("utf-8").splitlines()):
+        if row["protocol"] == "menu":
             conv, number = row["turn"].rsplit("_t", 1)
             out[(conv, int(number), names.get(row["tool"], row["tool"]))] = row["query"]
     return out
@@ -843,10 +857,10 @@ def add_searches(parser: argparse.ArgumentParser, what: str) -> None:
     """``--searches``, shared with ``mcp_search.py``, whose history replays through this model."""
     parser.add_argument(
         "--searches",
-        choices=("request", "mixed", *SHAPES),
+        choices=("request", "mixed", *SHAPES, "written"),
         default="request",
         help=f"{what}: the user's request once a turn, or each need's model-written search "
-        "(searches.jsonl; mixed = one shape a need)",
+        "(searches.jsonl; mixed = one shape a need; written = a model's, searches.written.jsonl)",
     )
 
 
