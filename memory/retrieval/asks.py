@@ -182,6 +182,8 @@ class Asks:
         stripped = query.strip()
         if _NAME.match(stripped):
             return Ask(" ".join(words(stripped)) or stripped, (), spelled(stripped, self.forms))
+        if " to " not in stripped.lower():  # most queries: no purpose to read (trace)
+            return Ask(query)
         order, purpose = purpose_split(stripped)
         return Ask(order if purpose else query, purpose=purpose)
 

@@ -669,8 +669,9 @@ class IndexSelector:
         vector = self._vector(ask.text) if dense else None
         texts = said(context) if dense else []
         turn = SEARCH_CONTEXT * self._message(self.request_of(texts))[1].fused if texts else None
-        turn = self._joined(turn, ask.purpose, PURPOSE_SHARE, dense)
-        turn = self._joined(turn, ask.kind, KIND_SHARE, dense, servers=True)
+        if ask.purpose or ask.kind:  # most queries carry neither (trace)
+            turn = self._joined(turn, ask.purpose, PURPOSE_SHARE, dense)
+            turn = self._joined(turn, ask.kind, KIND_SHARE, dense, servers=True)
         held = self._twins.beside(exclude) if exclude and self._twins.of else exclude
         fresh = self._fresh(ask, held, vector, turn)
         if not all(map(attrgetter("mention"), fresh)):  # a tool among them (no genexpr: trace)
