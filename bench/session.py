@@ -763,28 +763,28 @@ def model_searches(data: Path, corpus: str, names: dict[str, str], shape: str) -
     or a corpus without searches: the model queries with the user's request. ``written``: the
     search a model wrote for the need having read the bundle menu (``searches.written.jsonl``,
     protocol ``menu``; ``bench/mcp_written.py``)."""
-    if shape == "written":
-        return written_searches(data / corpus / "searches.written.jsonl", names)
-    path = data / corpus / "searches.jsonl"
-    if shape == "request" or not path.is_file():
+    written = shape == "written"
+    path = data / corpus / ("searches.written.jsonl" if written else "searches.jsonl")
+    if shape == "request" or not (written or path.is_file()):
         return {}
-    out: SearchMap = {}
-    for row in (json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()):
-        need = f"{row['turn']}:{row['tool']}"
-        if row["shape"] == (SHAPES[zlib.crc32(need.encode()) % 4] if shape == "mixed" else shape):
-            conv, number = row["turn"].rsplit("_t", 1)
-            out[(conv, int(number), names.get(row["tool"], row["tool"]))] = row["query"]
-    return out
+    rows = [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
+    return {_need(row, names): row["query"] for row in rows if _written_as(row, shape)}
 
 
-def written_searches(path: Path, names: dict[str, str]) -> SearchMap:
-    """Each need's menu-protocol written search (a turn's needs on one server each have one)."""
-    out: SearchMap = {}
-    for row in (json.loads(line) for line in path.read_text("utf-8").splitlines()):
-        if row["protocol"] == "menu":
-            conv, number = row["turn"].rsplit("_t", 1)
-            out[(conv, int(number), names.get(row["tool"], row["tool"]))] = row["query"]
-    return out
+def _written_as(row: dict[str, Any], shape: str) -> bool:
+    """Whether a searches row is the one the model sends for its need under ``shape``."""
+    if shape == "written":
+        return bool(row["protocol"] == "menu")
+    need = f"{row['turn']}:{row['tool']}"
+    return bool(
+        row["shape"] == (SHAPES[zlib.crc32(need.encode()) % 4] if shape == "mixed" else shape)
+    )
+
+
+def _need(row: dict[str, Any], names: dict[str, str]) -> tuple[str, int, str]:
+    """A searches row's need: its conversation, turn number and (catalog) tool name."""
+    conv, number = row["turn"].rsplit("_t", 1)
+    return conv, int(number), names.get(row["tool"], row["tool"])
 
 
 def play(
