@@ -60,9 +60,9 @@ WAIT_S = 900.0
 PAST_FOLDS = 2
 
 
-def read_searches(data: Path, corpus: str) -> list[dict[str, Any]]:
-    """The corpus's model-written searches."""
-    lines = (data / corpus / "searches.jsonl").read_text("utf-8").splitlines()
+def read_searches(data: Path, corpus: str, name: str = "searches.jsonl") -> list[dict[str, Any]]:
+    """The corpus's model-written searches (``name``: those a model wrote, ``--written``)."""
+    lines = (data / corpus / name).read_text("utf-8").splitlines()
     return [json.loads(line) for line in lines if line.strip()]
 
 
@@ -71,8 +71,7 @@ def written_groups(data: Path, corpus: str) -> list[dict[str, Any]]:
     ``{"turn", "shape": protocol, "queries", "tools"}`` (a turn's operations on one server are
     written in the order the writer needed them, not the gold's)."""
     groups: dict[tuple[str, str, str], dict[str, Any]] = {}
-    for line in (data / corpus / "searches.written.jsonl").read_text("utf-8").splitlines():
-        row = json.loads(line)
+    for row in read_searches(data, corpus, "searches.written.jsonl"):
         key = (row["turn"], row["server"], row["protocol"])
         group = groups.setdefault(
             key, {"turn": key[0], "shape": key[2], "queries": [], "tools": []}
