@@ -28,6 +28,9 @@ COMPACT_OVER = 24
 AGREE_Z = 2.0
 #: Hit.strong: share of the query's top a hit needs to count as strong (retrieval)
 STRONG_RATIO = 0.8
+#: a parameter's enum joins its tool's BM25 document when it lists at most this many values: a
+#: tool found by what it takes (``languageId: python``) (retrieval; bench/README.md stop 51)
+ENUM_TERMS = 50
 
 # ----- the query (bench/run.py retrieval, query_modes) ------------------------------------------
 #: a message with fewer content terms borrows the previous one: follow-ups (retrieval)

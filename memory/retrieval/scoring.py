@@ -30,6 +30,7 @@ from tooltray.memory.store.records import Source
 from tooltray.memory.tuning import (
     ADAPTIVE_WEIGHT,
     DENSE_WEIGHT,
+    ENUM_TERMS,
     LEXICAL_WEIGHT,
     MAX_SENTENCES,
     MIN_SEGMENT_WORDS,
@@ -104,10 +105,28 @@ def doc_text(spec: ToolSpec) -> str:
     return f"{name}: {spec.description} {_params(spec)}".strip()
 
 
+def _choices(spec: ToolSpec) -> str:
+    """The values a parameter's ``enum`` (or its items') offers, where there are at most
+    ``ENUM_TERMS``: what the tool takes is what it does (``run-code``'s ``languageId`` lists
+    ``python``; its description says only "Run code snippet"). A longer list (countries, time
+    zones) names what any tool of its kind takes, and would only lengthen the document."""
+    props: dict[str, Any] = spec.parameters.get("properties") or {}
+    out: list[str] = []
+    for schema in (p for p in props.values() if isinstance(p, dict)):
+        items = schema.get("items")
+        values = schema.get("enum") or (items.get("enum") if isinstance(items, dict) else None)
+        if isinstance(values, list) and len(values) <= ENUM_TERMS:
+            out += [v for v in values if isinstance(v, str)]
+    return " ".join(out)
+
+
 def lexical_terms(spec: ToolSpec) -> list[str]:
-    """The BM25 document: name terms twice, description, parameter names and descriptions."""
+    """The BM25 document: name terms twice, description, parameter names and descriptions, and
+    the parameters' short lists of choices (:func:`_choices`; lexical only: a value is a word
+    to match, and the embedded document stays what the vector cache holds)."""
     name = terms(spec.name)
-    return name + terms(f"{spec.name} {spec.description} {_params(spec)}") or ["_"]
+    text = f"{spec.name} {spec.description} {_params(spec)} {_choices(spec)}"
+    return name + terms(text) or ["_"]
 
 
 def segment_spans(text: str) -> list[tuple[int, int]]:

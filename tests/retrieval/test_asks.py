@@ -156,3 +156,26 @@ def test_a_server_kind_ranks_its_servers_tools_first() -> None:
     assert [c.name for c in selector.search(query) if not c.mention][0] == "run-code"
     whole = selector.search(query.replace("server:", "about:"))
     assert whole[0].name != "run-code"  # the premise: one text ranks another tool first
+
+
+def test_a_tool_is_found_by_the_values_its_parameters_take() -> None:
+    """``run-code`` says only "Run code snippet and return the result"; its ``languageId`` lists
+    ``python``. Among real linters of Python code (``analyzer``), a shell and spreadsheet
+    tools, the real MiniLM and BM25 put it in the answer to ``execute python code`` only with
+    its choices read (stop 51: model-written searches on mcp300)."""
+    servers = ("mcp-server-code-runner", "analyzer", "commands", "excel", "fetch", "time", "git")
+    specs = servers_catalog(*servers, "pdf-reader", "paper_search_server")
+    settings = Settings(db="sqlite://", embed_catalog="wait")
+
+    def answer(catalog: list[ToolSpec]) -> list[str]:
+        found = build_selector(catalog, settings, None).search("execute python code")
+        return [c.name for c in found if not c.mention]
+
+    assert "run-code" in answer(specs)
+    bare = [_without_choices(s) if s.name == "run-code" else s for s in specs]
+    assert "run-code" not in answer(bare)  # the premise: its description alone does not
+
+
+def _without_choices(spec: ToolSpec) -> ToolSpec:
+    props = {k: {**v, "enum": None} for k, v in spec.parameters["properties"].items()}
+    return spec.model_copy(update={"parameters": {**spec.parameters, "properties": props}})

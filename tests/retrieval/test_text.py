@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tooltray.memory.retrieval import doc_text, lexical_terms, segments, terms, tokenize_identifier
 from tooltray.memory.retrieval.scoring import segment_spans
+from tooltray.memory.tuning import ENUM_TERMS
 from tooltray.tools.spec import ToolSpec
 
 
@@ -33,6 +34,29 @@ def test_documents_hold_name_description_and_parameters() -> None:
     assert doc_text(spec) == "send email: Send an email. to_address Recipient."
     words = lexical_terms(spec)
     assert words.count("send") == 3 and "recipient" in words and "address" in words
+
+
+def test_short_lists_of_choices_join_the_lexical_document_only() -> None:
+    """A parameter's enum (or its items') names what the tool takes; a list longer than
+    ``ENUM_TERMS`` (countries, zones) would only lengthen the document, and the embedded text
+    stays as the vector cache holds it."""
+    many = [f"zone{i}" for i in range(ENUM_TERMS + 1)]
+    spec = ToolSpec(
+        name="run",
+        description="Run a snippet.",
+        parameters={
+            "type": "object",
+            "properties": {
+                "language": {"type": "string", "enum": ["python", "ruby", 3]},
+                "formats": {"type": "array", "items": {"enum": ["markdown", "html"]}},
+                "zone": {"type": "string", "enum": many},
+            },
+        },
+    )
+    words = lexical_terms(spec)
+    assert {"python", "ruby", "markdown", "html"} <= set(words)
+    assert "zone0" not in words and "3" not in words
+    assert "python" not in doc_text(spec) and "markdown" not in doc_text(spec)
 
 
 def test_sentences_are_segments_and_short_ones_join_the_previous() -> None:
