@@ -50,7 +50,8 @@ def test_the_price_profile_holds_fewer_picks_than_the_latency_one() -> None:
         assert plan.mode == "selected"
         opened[profile] = [c.name for c in plan.loads if c.source not in ("core", "pinned")]
     assert 0 < len(opened["price"]) < len(opened["latency"])
-    assert opened["price"][0] == opened["latency"][0] == "travel_search_hotels"
+    assert opened["price"] == opened["latency"][: len(opened["price"])]  # the same ranking's head
+    assert {n.split("_")[0] for n in opened["latency"][:3]} == {"travel"}
 
 
 def test_the_text_path_prices_its_opening_in_text_lines() -> None:
