@@ -103,11 +103,9 @@ def fixed_part(trinket: Any, path: str) -> dict[str, int]:
 
 
 def run_search(trinket: Any, sid: str, row: dict[str, Any], messages: Any) -> bool:
-    """One search; True when the needed tool is loaded afterwards."""
-    if messages is not None:
-        trinket.prepare(sid, messages)
-    trinket.handle_meta(sid, LOAD_TOOLS, {"query": row["query"]})
-    return str(row["tool"]) in trinket.loaded(sid)
+    """One search; True when the needed tool is loaded afterwards (a group of one)."""
+    group = {"queries": [row["query"]], "tools": [str(row["tool"])]}
+    return run_written(trinket, sid, group, messages)[0]
 
 
 def run_written(
