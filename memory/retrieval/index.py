@@ -68,6 +68,7 @@ class Bundles:
             if b is not None:
                 groups.setdefault(b, []).append(i)
         shared = [idx for idx in groups.values() if len(idx) > 1]
+        self.alone = np.array([idx[0] for idx in groups.values() if len(idx) == 1], np.int64)
         self.members = {b: tuple(idx) for b, idx in groups.items()}
         self.of = list(bundles)
         self.perm = np.array([i for idx in shared for i in idx], dtype=np.int64)
@@ -90,11 +91,15 @@ class Bundles:
         return out
 
     def lift(self, scores: NDArray[np.float64]) -> NDArray[np.float64]:
-        """``scores`` plus each tool's share of its best mate's (positive) score."""
-        if not len(self.perm):
-            return scores
-        mate = np.maximum(self.best_mate(scores)[self.perm], 0.0)
+        """``scores`` plus each tool's share of its best mate's (positive) score; the one tool
+        of a one-tool bundle is its own best mate. Without that, a server's lone tool (``fetch``)
+        lost its place to any look-alike whose server has a second tool that matches, and no
+        mate of its own could vouch for it (bench/README.md, stop 52)."""
         out: NDArray[np.float64] = scores.copy()
+        out[self.alone] += LIFT * np.maximum(scores[self.alone], 0.0)
+        if not len(self.perm):
+            return out
+        mate = np.maximum(self.best_mate(scores)[self.perm], 0.0)
         out[self.perm] += LIFT * mate / np.sqrt(self.size_of - 1)
         return out
 

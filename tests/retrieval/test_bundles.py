@@ -23,9 +23,20 @@ def test_best_mate_and_lift_arithmetic() -> None:
     s = np.array([1.0, 3.0, 2.0, 5.0, 3.0, -1.0, 4.0])
     assert b.best_mate(s).tolist() == [3.0, 3.0, -1.0, -np.inf, 3.0, 2.0, -np.inf]
     lifted = b.lift(s)
-    assert np.allclose(
-        lifted, [1 + 0.6 / np.sqrt(2), 3 + 0.6 / np.sqrt(2), 2, 5, 3 + 0.6 / np.sqrt(2), -0.6, 4]
-    )
+    mate = 0.6 / np.sqrt(2)  # LIFT x the best mate's 3.0, shared by a bundle of three
+    # "c" has one tool, its own best mate (+0.2 x 4.0); a tool in no bundle has none
+    assert np.allclose(lifted, [1 + mate, 3 + mate, 2, 5, 3 + mate, -0.6, 4.8])
+
+
+def test_a_servers_lone_tool_keeps_its_place_beside_a_look_alike_with_a_mate() -> None:
+    specs = [
+        tool("alpha_get_weather", "Get the weather forecast for a city.", "alpha"),
+        tool("beta_get_weather", "Get the weather forecast for a city.", "beta"),
+        tool("beta_hourly", "Hourly weather for a city, next day.", "beta"),
+        *filler(40),
+    ]
+    names = [h.name for h in ToolIndex(specs).search("weather forecast for a city", 3)]
+    assert names.index("alpha_get_weather") < names.index("beta_get_weather")
 
 
 def test_a_strong_match_pulls_in_its_small_bundle() -> None:
