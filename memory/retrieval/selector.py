@@ -664,20 +664,24 @@ class IndexSelector:
         guessed name's real tool first.
 
         Asked in a turn (``context``: its user messages), the turn's request's scores join
-        the query's at ``SEARCH_CONTEXT`` times the share of the query's words the request
-        holds: a query that repeats the request (``aim eight papers total two``) is a fragment
-        of the task, and the request says which of a server's look-alike tools the task needs;
-        one in the model's own words (``fetch a web page by URL``) says what it wants, and the
-        request's other tools would only take its places (bench/README.md, stop 52). The
-        request's scores are the selection's, cached: no embedding more.
+        the query's at ``SEARCH_CONTEXT`` times the share of the query's words the turn's
+        messages hold: a query that repeats them (``aim eight papers total two``, a follow-up
+        said again) is a fragment of the task, and the request says which of a server's
+        look-alike tools the task needs; one in the model's own words (``fetch a web page by
+        URL``) says what it wants, and the request's other tools would only take its places
+        (bench/README.md, stop 52). The request's scores are the selection's, cached: no
+        embedding more.
         """
         ask = self._reader.read(query)
         vector = self._vector(ask.text) if dense else None
         texts = said(context) if dense else []
-        request = self.request_of(texts) if texts else ""
         mine = set(terms(ask.text))  # not a function of its own: the turn's trace (stop 52)
-        quoted = len(mine.intersection(terms(request))) / len(mine) if mine else 1.0
-        turn = SEARCH_CONTEXT * quoted * self._message(request)[1].fused if texts else None
+        quoted = len(mine.intersection(terms(" ".join(texts)))) / len(mine) if mine else 1.0
+        turn = (
+            SEARCH_CONTEXT * quoted * self._message(self.request_of(texts))[1].fused
+            if texts
+            else None
+        )
         if ask.purpose or ask.kind:  # most queries carry neither (trace)
             turn = self._joined(turn, ask.purpose, PURPOSE_SHARE, dense)
             turn = self._joined(turn, ask.kind, KIND_SHARE, dense, servers=True)

@@ -64,3 +64,16 @@ def test_a_query_in_the_models_own_words_is_answered_as_if_asked_alone() -> None
     alone = [c.name for c in selector.search(query)]
     assert [c.name for c in selector.search(query, context=[request])] == alone
     assert "fetch" in alone
+
+
+def test_a_follow_up_said_again_keeps_the_request() -> None:
+    """A model that searches with the user's latest message (a follow-up sharing one word with
+    the request) still asks within the task: its words are the turn's, so the request joins at
+    its full share. The look-alikes among eleven real servers' tools, the real MiniLM."""
+    servers = ("fetch", "time", "git", "filesystem", "amap-maps", "calculator", "excel")
+    specs = papers().all_tools() + servers_catalog(*servers, "docker", "discord", "asana", "airbnb")
+    selector = build_selector(specs, Settings(db="sqlite://", embed_catalog="wait"), None)
+    follow = "show me the papers you got"
+    alone = [c.name for c in selector.search(follow)]
+    assert NEEDED not in alone[:SEARCH_K]  # the premise: the follow-up alone does not say
+    assert selector.search(follow, context=[REQUEST, follow])[0].name == NEEDED
