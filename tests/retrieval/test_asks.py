@@ -168,7 +168,7 @@ def test_a_tool_is_found_by_the_values_its_parameters_take() -> None:
     settings = Settings(db="sqlite://", embed_catalog="wait")
 
     def rank(catalog: list[ToolSpec]) -> int:
-        index = build_selector(catalog, settings, None).index  # type: ignore[attr-defined]
+        index = build_selector(catalog, settings, None).index
         return [h.name for h in index.search("execute python code", 20)].index("run-code")
 
     bare = [_without_choices(s) if s.name == "run-code" else s for s in specs]
