@@ -40,7 +40,7 @@ from tooltray.memory.retrieval import Hit, ToolIndex, doc_text
 from tooltray.memory.retrieval.asks import Ask, Asks
 from tooltray.memory.retrieval.index import Bundles, choose, mates
 from tooltray.memory.retrieval.places import Twins
-from tooltray.memory.retrieval.scoring import Candidate, Scored, terms, zscores
+from tooltray.memory.retrieval.scoring import Candidate, Scored, zscores
 from tooltray.memory.store.records import Source
 from tooltray.memory.tuning import (
     COMPANION_FROM,
@@ -634,11 +634,8 @@ class IndexSelector:
         if len(hits) < SEARCH_K or best <= 0:
             return []
         more = pick(SEARCH_K + TIE_K, pull=False)
-        have, bar, out = set(map(attrgetter("name"), hits)), TIE_SHARE * best, []
-        for hit in more:  # a loop, not a comprehension: the turn's trace (bench/README.md)
-            if hit.name not in have and hit.score >= bar:
-                out.append(hit)
-        return out[:TIE_K]
+        have, bar = set(map(attrgetter("name"), hits)), TIE_SHARE * best
+        return [h for h in more if h.name not in have and h.score >= bar][:TIE_K]
 
     def search(
         self,
@@ -664,24 +661,14 @@ class IndexSelector:
         guessed name's real tool first.
 
         Asked in a turn (``context``: its user messages), the turn's request's scores join
-        the query's at ``SEARCH_CONTEXT`` times the share of the query's words the turn's
-        messages hold: a query that repeats them (``aim eight papers total two``, a follow-up
-        said again) is a fragment of the task, and the request says which of a server's
-        look-alike tools the task needs; one in the model's own words (``fetch a web page by
-        URL``) says what it wants, and the request's other tools would only take its places
-        (bench/README.md, stop 52). The request's scores are the selection's, cached: no
-        embedding more.
+        the query's at ``SEARCH_CONTEXT``: a model's query is often a fragment of the task
+        (``aim eight papers total two``), and the request says which of a server's look-alike
+        tools the task needs. Its scores are the selection's, cached: no embedding more.
         """
         ask = self._reader.read(query)
         vector = self._vector(ask.text) if dense else None
         texts = said(context) if dense else []
-        mine = set(terms(ask.text))  # not a function of its own: the turn's trace (stop 52)
-        quoted = len(mine.intersection(terms(" ".join(texts)))) / len(mine) if mine else 1.0
-        turn = (
-            SEARCH_CONTEXT * quoted * self._message(self.request_of(texts))[1].fused
-            if texts
-            else None
-        )
+        turn = SEARCH_CONTEXT * self._message(self.request_of(texts))[1].fused if texts else None
         if ask.purpose or ask.kind:  # most queries carry neither (trace)
             turn = self._joined(turn, ask.purpose, PURPOSE_SHARE, dense)
             turn = self._joined(turn, ask.kind, KIND_SHARE, dense, servers=True)
