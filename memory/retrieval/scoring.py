@@ -49,7 +49,7 @@ _SEPARATORS = re.compile(r"[_.\-/\s]+")
 _WORD = re.compile(r"[A-Za-z0-9]+")
 #: runs of CJK characters (kana, CJK ideographs and compatibility ideographs, hangul)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
-_SENTENCE = re.compile(r"(?<=[.!?;])\s+(?=\S)|\n+")
+_SENTENCE = re.compile(r"(?<=[.!?;])(?<!e\.g\.)(?<!i\.e\.)\s+(?=\S)|\n+")  # "e.g." ends none
 
 
 def tokenize_identifier(name: str) -> list[str]:

@@ -68,3 +68,12 @@ def test_sentences_are_segments_and_short_ones_join_the_previous() -> None:
     ]
     assert [text[a:b] for a, b in segment_spans(text)] == segments(text)
     assert segments("one line only") == ["one line only"] and segments("  ") == []
+
+
+def test_an_abbreviation_ends_no_sentence() -> None:
+    """ "e.g." and "i.e." are inside a sentence: a model's one-job search that gives an example
+    is one segment (stop 53), and a real full stop still ends one."""
+    one = "reverse geocode coordinates to a city (e.g. Amap or Gaode), i.e. the address lookup"
+    assert segments(one) == [one]
+    two = "Look up the coordinates of the old town, e.g. Shanghai. Then book the fastest train."
+    assert len(segments(two)) == 2
