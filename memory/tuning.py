@@ -75,6 +75,12 @@ SERVER_K = 8
 #: share of the turn's request's scores added to a load_tools query's, asked in a turn: a
 #: query is often a fragment of the task (bench/README.md stop 46: mcp20 / mcp70 in turn)
 SEARCH_CONTEXT = 0.6
+#: a load_tools query is in the model's own words when under this share of its words are in the
+#: turn's messages: one place per server first (bench/README.md stop 54)
+OWN_WORDS = 0.5
+#: a load_tools query in the model's own words: its answer's places go first to each server's
+#: best of this many matches (bench/README.md stop 54)
+SPREAD_K = 15
 #: share of an order's purpose's scores added to the order's (``run code to read a pdf``;
 #: bench/README.md stop 50: model-written searches)
 PURPOSE_SHARE = 0.3

@@ -391,16 +391,18 @@ class ToolIndex:
             final = np.where(ok, final, -np.inf)
         return final
 
-    def _beside_excluded(self, final: Any, skip: set[int], k: int) -> list[int]:
-        """Bundle-mates of the best match, best first, when that match is in ``skip`` (else
-        none); ``final`` still holds the scores of the tools in ``skip``."""
-        if k < 1 or not skip or not len(final):
-            return []
+    def _beside_excluded(self, final: Any, skip: set[int], k: int) -> tuple[list[int], float]:
+        """When the best match is in ``skip``: up to ``2 k`` of its bundle-mates, best first, and
+        ``BAR_RATIO`` of its score (else none and -inf); ``final`` still holds the scores of the
+        tools in ``skip``."""
+        if not skip or not len(final):
+            return [], -np.inf
         best = int(np.argmax(final))
         if best not in skip or not np.isfinite(final[best]):
-            return []
+            return [], -np.inf
         finite = float(np.finfo(np.float64).min)  # a floor every finite score clears
-        return self.bundles.close_mates([best], final, finite, skip)[: 2 * k]
+        kin = self.bundles.close_mates([best], final, finite, skip)[: 2 * k] if k > 0 else []
+        return kin, BAR_RATIO * float(final[best])
 
     def _hit(self, i: int, final: Any, s: Scored, rank: int, top: float, src: Any = None) -> Hit:
         source: HitSource = src or ("semantic" if s.dense_z[i] > s.lexical_z[i] else "lexical")
@@ -460,6 +462,7 @@ class ToolIndex:
         pull: bool = True,
         siblings: int = 0,
         context: Any = None,
+        floor: bool = False,
     ) -> list[Hit]:
         """What to load for ``query`` (a string, a Query, or the user messages so far).
 
@@ -472,7 +475,8 @@ class ToolIndex:
         Tools in ``exclude`` are never picked and do not set the bar (a ``load_tools`` query
         wants tools not loaded yet). When the query's best match overall is in ``exclude``, up
         to ``siblings`` of its bundle-mates not excluded join last, best first: the model asked
-        although that match is loaded, so what it lacks is most likely a helper beside it.
+        although that match is loaded, so what it lacks is most likely a helper beside it; with
+        ``floor``, a tool not excluded must then reach ``BAR_RATIO`` of that match's score.
         """
         q = self.as_query(query)
         selected = parse_select(q.text)
@@ -482,11 +486,14 @@ class ToolIndex:
         final = self._final(s, required, lift=True)
         final = final if context is None else final + context
         skip = set(self._positions(exclude))
-        kin = self._beside_excluded(final, skip, siblings)
+        kin, least = self._beside_excluded(final, skip, siblings)
         if skip:
             final = final.copy()
             final[list(skip)] = -np.inf
         main, chosen = choose(final, [s.sentences], self.ties, q.text, max_tools)
+        if floor and least > -np.inf:  # under it: noise beside the loaded best (selector)
+            keep = final >= least
+            main, chosen = [*filter(keep.__getitem__, main)], [*filter(keep.__getitem__, chosen)]
         if not (main or kin) or max_tools < 1:
             return []
         pulled = mates(chosen, final, self.bundles)[: max_tools - len(chosen)] if pull else []

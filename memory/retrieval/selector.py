@@ -40,7 +40,7 @@ from tooltray.memory.retrieval import Hit, ToolIndex, doc_text
 from tooltray.memory.retrieval.asks import Ask, Asks
 from tooltray.memory.retrieval.index import Bundles, choose, mates
 from tooltray.memory.retrieval.places import Twins
-from tooltray.memory.retrieval.scoring import Candidate, Scored, zscores
+from tooltray.memory.retrieval.scoring import Candidate, Scored, terms, zscores
 from tooltray.memory.store.records import Source
 from tooltray.memory.tuning import (
     COMPANION_FROM,
@@ -65,11 +65,13 @@ from tooltray.memory.tuning import (
     MENTION_K,
     NOW_OWN_MIN,
     NOW_VOTE_MIN,
+    OWN_WORDS,
     PAST_WEIGHT,
     PURPOSE_SHARE,
     SEARCH_CONTEXT,
     SEARCH_K,
     SERVER_K,
+    SPREAD_K,
     TASK_FLOOR,
     TASK_RATIO,
     TIE_K,
@@ -348,6 +350,22 @@ class MessageScores:
         return float(finite.max()) if finite.size else 0.0
 
 
+@dataclass(frozen=True)
+class Reading:
+    """What a ``load_tools`` query takes from its turn (:meth:`IndexSelector.search`).
+
+    ``row``: scores joining the query's (the turn's request, a purpose, a server kind).
+    ``own``: the query is in the model's own words (or asked with no turn): it names a job,
+    and across servers its look-alikes are alternatives the model cannot tell apart.
+    ``floor``: the request joined at under its whole share, so with the query's best match
+    loaded, a fresh tool under half that match's score is noise, not an answer.
+    """
+
+    row: Row | None = None
+    own: bool = False
+    floor: bool = False
+
+
 def companions(
     learned: Mapping[str, float], top: float, keep: Callable[[str], bool]
 ) -> list[Candidate]:
@@ -594,18 +612,27 @@ class IndexSelector:
             del self.memo[next(iter(self.memo))]
 
     def _answer(
-        self, query: str, exclude: Collection[str], vector: Any = None, context: Any = None
+        self, query: str, exclude: Collection[str], vector: Any, reading: Reading
     ) -> list[Candidate]:
         """A ``load_tools`` answer, dense or lexical alike: none of ``exclude``, and with it no
         bundle-mates fill the places the bar leaves; a server's aliases share a place
         (:mod:`~tooltray.memory.retrieval.places`). Then, as mentions, the bundles of the next
         ``MENTION_K`` matches: where the needed tool's server is in neither the answer nor the
         menu, the model loads it from there instead of asking for every tool's directory.
-        ``context`` (a score row) joins the matches' scores, not the mentions'."""
+        ``reading``'s row joins the matches' scores, not the mentions'."""
         pick = partial(
-            self.index.picks, query, query_vector=vector, exclude=exclude, context=context
+            self.index.picks,
+            query,
+            query_vector=vector,
+            exclude=exclude,
+            context=reading.row,
+            floor=reading.floor,
         )
         hits = pick(SEARCH_K, pull=not exclude, siblings=SEARCH_K)
+        if reading.own:  # a job in the model's words
+            hits = self._spread(
+                partial(pick, pull=not exclude, siblings=SEARCH_K), query, len(hits)
+            )
         if self._twins.of:  # a catalog without aliases (most) skips both steps
             doubles = self._twins.doubles([self.index.position[h.name] for h in hits])
             if doubles:
@@ -615,6 +642,22 @@ class IndexSelector:
         skip = {*exclude, *map(attrgetter("name"), found)}
         more = self.index.beyond(query, MENTION_K, query_vector=vector, exclude=skip)
         return found + [*map(partial(Candidate, source="semantic", mention=True), more)]
+
+    def _spread(self, pick: Callable[..., list[Hit]], query: str, places: int) -> list[Hit]:
+        """The answer's ``places``: each server's best match first, then its other tools, best
+        first within each. Across servers, look-alikes do one job (six servers' web fetchers),
+        and one server's variants (``get_markdown``, ``get_markdown_summary``) took the places
+        of the others' fetchers. A server the query names (``git diff``) keeps its places, and
+        so do the bundle-mates a pick pulls in."""
+        of, seen, named = self.index.bundles.of, set(), set(terms(query))
+        first: list[Hit] = []
+        rest: list[Hit] = []
+        for hit in pick(SPREAD_K):  # a loop: the turn's trace counts functions
+            bundle = of[self.index.position[hit.name]]
+            fresh = bundle is None or bundle not in seen or named.issuperset(terms(bundle))
+            seen.add(bundle)
+            (first if fresh or hit.source == "bundle" else rest).append(hit)
+        return (first + rest)[:places]
 
     def _with_twins(self, hits: list[Hit], exclude: Collection[str]) -> list[Hit]:
         """``hits`` with each one's aliases (not in ``exclude``) beside it."""
@@ -661,22 +704,29 @@ class IndexSelector:
         guessed name's real tool first.
 
         Asked in a turn (``context``: its user messages), the turn's request's scores join
-        the query's at ``SEARCH_CONTEXT``: a model's query is often a fragment of the task
-        (``aim eight papers total two``), and the request says which of a server's look-alike
-        tools the task needs. Its scores are the selection's, cached: no embedding more.
+        the query's at ``SEARCH_CONTEXT`` times the share of the query's words the turn's
+        messages hold: a query that repeats them (``aim eight papers total two``) is a fragment
+        of the task, and the request says which of a server's look-alike tools the task needs;
+        one in the model's own words (``fetch a web page by URL``) names a job, and each
+        server's best tool for it takes a place before any server's second (:meth:`_spread`;
+        bench/README.md, stop 54). The request's scores are the selection's, cached.
         """
         ask = self._reader.read(query)
         vector = self._vector(ask.text) if dense else None
         texts = said(context) if dense else []
-        turn = SEARCH_CONTEXT * self._message(self.request_of(texts))[1].fused if texts else None
+        mine = set(terms(ask.text))  # not a function of its own: the turn's trace
+        quoted = len(mine.intersection(terms(" ".join(texts)))) / len(mine) if mine else 1.0
+        turn = self._message(self.request_of(texts))[1].fused if texts else None
+        turn = None if turn is None else SEARCH_CONTEXT * quoted * turn
         if ask.purpose or ask.kind:  # most queries carry neither (trace)
             turn = self._joined(turn, ask.purpose, PURPOSE_SHARE, dense)
             turn = self._joined(turn, ask.kind, KIND_SHARE, dense, servers=True)
+        reading = Reading(turn, not texts or quoted < OWN_WORDS, bool(texts) and quoted < 1)
         held = self._twins.beside(exclude) if exclude and self._twins.of else exclude
-        fresh = self._fresh(ask, held, vector, turn)
+        fresh = self._fresh(ask, held, vector, reading)
         if not all(map(attrgetter("mention"), fresh)):  # a tool among them (no genexpr: trace)
             return fresh
-        return self._loaded(ask, exclude, vector, turn) + fresh  # the bundles line stays
+        return self._loaded(ask, exclude, vector, reading) + fresh  # the bundles line stays
 
     def _joined(
         self, row: Row | None, text: str, share: float, dense: bool, *, servers: bool = False
@@ -718,20 +768,20 @@ class IndexSelector:
         return self.search(query, exclude, dense=False)
 
     def _fresh(
-        self, ask: Ask, exclude: Collection[str], vector: Any, context: Row | None = None
+        self, ask: Ask, exclude: Collection[str], vector: Any, reading: Reading
     ) -> list[Candidate]:
         """The answer among the tools not in ``exclude``."""
-        within = self._within(ask, exclude, vector, context) if ask.bundles else []
+        within = self._within(ask, exclude, vector, reading.row) if ask.bundles else []
         if within:
             return within
-        found = self._answer(ask.text, exclude, vector, context)
+        found = self._answer(ask.text, exclude, vector, reading)
         if not ask.named:  # no guessed name: the matches alone
             return found
         named = [Candidate(n, "manual", 99.0) for n in ask.named if n not in exclude]
         return named[:SEARCH_K] + [c for c in found if c.name not in ask.named]
 
     def _loaded(
-        self, ask: Ask, exclude: Collection[str], vector: Any, context: Row | None = None
+        self, ask: Ask, exclude: Collection[str], vector: Any, reading: Reading
     ) -> list[Candidate]:
         """When no tool outside ``exclude`` matches (bundle mentions alone do not), the best
         ``LOADED_K`` matches in it: the model asked for tools it has (a catalog shown whole has
@@ -739,7 +789,7 @@ class IndexSelector:
         matched."""
         if not exclude:
             return []
-        found = self._fresh(ask, (), vector, context)
+        found = self._fresh(ask, (), vector, reading)
         return [c for c in found if c.name in exclude and not c.mention][:LOADED_K]
 
     def _within(
