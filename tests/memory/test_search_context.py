@@ -2,8 +2,9 @@
 
 A model's query is often a fragment of its task (``list the papers found``), and among a
 server's look-alike tools the request says which one the task needs; a query in the model's
-own words takes none of it (the request joins by the share of the query's words it holds). The real embedder and a real SQLite store; the catalog's search
-asked directly, so the opening takes nothing first.
+own words takes none of it (the request joins by the share of the query's words it holds).
+The real embedder and a real SQLite store; the catalog's search asked directly, so the opening
+takes nothing first.
 """
 
 from __future__ import annotations
