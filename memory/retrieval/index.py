@@ -209,6 +209,8 @@ log = logging.getLogger("tooltray")
 HitSource = Literal["semantic", "lexical", "bundle", "select"]
 Method = Literal["hybrid", "lexical", "dense"]
 QueryLike = str | Query | Sequence[str]
+Scoring = tuple[Scored, list[str]]
+"""What :meth:`ToolIndex.score` returns: the tools' scores and the terms a name must hold."""
 
 
 @dataclass(frozen=True)
@@ -366,7 +368,7 @@ class ToolIndex:
 
     def score(
         self, query: QueryLike, method: Method = "hybrid", query_vector: Any = None
-    ) -> tuple[Scored, list[str]]:
+    ) -> Scoring:
         """Calibrated scores of every tool, and the ``+terms`` a name must contain."""
         q = self.as_query(query)
         text, required = parse_required(q.text)
@@ -438,14 +440,21 @@ class ToolIndex:
         return map(self.position.__getitem__, filter(self.position.__contains__, names))
 
     def beyond(
-        self, query: QueryLike, k: int, *, query_vector: Any = None, exclude: Collection[str] = ()
+        self,
+        query: QueryLike,
+        k: int,
+        *,
+        query_vector: Any = None,
+        exclude: Collection[str] = (),
+        scored: Scoring | None = None,
     ) -> list[str]:
         """The bundles of the ``k`` best tools for ``query`` past ``exclude``, best first, by the
-        hybrid score :meth:`picks` ranks on, with no bar: what a search names past its answer."""
+        hybrid score :meth:`picks` ranks on, with no bar: what a search names past its answer.
+        ``scored``: the query's :meth:`score`, when the caller has it."""
         q = self.as_query(query)
         if parse_select(q.text) is not None:
             return []
-        s, required = self.score(q, "hybrid", query_vector)
+        s, required = scored or self.score(q, "hybrid", query_vector)
         final = self._final(s, required, lift=True).copy()
         final[[*self._positions(exclude)]] = -np.inf
         order = np.argsort(-final, kind="stable")[:k]
@@ -463,6 +472,7 @@ class ToolIndex:
         siblings: int = 0,
         context: Any = None,
         floor: bool = False,
+        scored: Scoring | None = None,
     ) -> list[Hit]:
         """What to load for ``query`` (a string, a Query, or the user messages so far).
 
@@ -477,12 +487,14 @@ class ToolIndex:
         to ``siblings`` of its bundle-mates not excluded join last, best first: the model asked
         although that match is loaded, so what it lacks is most likely a helper beside it; with
         ``floor``, a tool not excluded must then reach ``BAR_RATIO`` of that match's score.
+        ``scored``: the query's :meth:`score`, when the caller has it (a search picks several
+        times from one scoring).
         """
         q = self.as_query(query)
         selected = parse_select(q.text)
         if selected is not None:
             return self._select(selected)[:max_tools]
-        s, required = self.score(q, "hybrid", query_vector)
+        s, required = scored or self.score(q, "hybrid", query_vector)
         final = self._final(s, required, lift=True)
         final = final if context is None else final + context
         skip = set(self._positions(exclude))

@@ -620,13 +620,14 @@ class IndexSelector:
         ``MENTION_K`` matches: where the needed tool's server is in neither the answer nor the
         menu, the model loads it from there instead of asking for every tool's directory.
         ``reading``'s row joins the matches' scores, not the mentions'."""
+        scored = self.index.score(query, "hybrid", vector)  # once: every pick below reads it
         pick = partial(
             self.index.picks,
             query,
-            query_vector=vector,
             exclude=exclude,
             context=reading.row,
             floor=reading.floor,
+            scored=scored,
         )
         hits = pick(SEARCH_K, pull=not exclude, siblings=SEARCH_K)
         if reading.own:  # a job in the model's words
@@ -640,7 +641,7 @@ class IndexSelector:
             hits = self._with_twins(hits, exclude)
         found = _candidates(hits + self._ties(pick, hits))
         skip = {*exclude, *map(attrgetter("name"), found)}
-        more = self.index.beyond(query, MENTION_K, query_vector=vector, exclude=skip)
+        more = self.index.beyond(query, MENTION_K, exclude=skip, scored=scored)
         return found + [*map(partial(Candidate, source="semantic", mention=True), more)]
 
     def _spread(self, pick: Callable[..., list[Hit]], query: str, places: int) -> list[Hit]:
