@@ -7,7 +7,9 @@ original's vector plus 5% noise): search cost does not depend on what the vector
 embedding 10,000 documents would measure the embedder, not selection. Four timings per size:
 ``no-embed`` (query vectors precomputed), ``with-embed`` (the query is embedded in the loop, real
 model, long queries compacted as shipped), ``with-embed-whole`` (the same, never compacted,
-alternating call by call with ``with-embed``) and ``lexical`` (no embedder). Queries: 40 chat
+alternating call by call with ``with-embed``), ``lexical`` (no embedder) and ``search`` (a whole
+``load_tools`` answer, ``IndexSelector.search``, its query embedded: several picks, the near
+ties and the bundles named past the answer, all from one scoring). Queries: 40 chat
 turns of bfcl_multiturn, and 40 long multi-task requests of sealtools (3-5 sentences, each also
 embedded on its own).
 
@@ -23,6 +25,7 @@ import random
 import statistics
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -32,9 +35,11 @@ from learned import ask, fill, signals, timed_ms
 from rich.console import Console
 from rich.table import Table
 
+from tooltray.memory.config import Settings
 from tooltray.memory.embedders import CachedEmbedder, DictCache, default_embedder, normalise
 from tooltray.memory.embedders.minilm import COMPACT_OVER
 from tooltray.memory.retrieval import ToolIndex, doc_text
+from tooltray.memory.retrieval.selector import IndexSelector
 from tooltray.memory.store import Store
 from tooltray.tools.spec import ToolSpec
 
@@ -135,6 +140,7 @@ def measure_size(
     rng = np.random.default_rng(size)
     docs = normalise(base[origin] + 0.05 * rng.standard_normal((size, base.shape[1])))
     dense, lexical = ToolIndex(specs, Vectors(docs)), ToolIndex(specs)
+    selector = IndexSelector(dense, dense.embedder, Settings(db="sqlite://"))
     out: dict[str, Any] = {}
     for label, qs in queries.items():
         vecs = [dense.embed_query(q) for q in qs]
@@ -149,6 +155,8 @@ def measure_size(
             out[f"{size} {name} {label}"] = percentiles(times)
         for name, times in with_embed(dense, qs, 3).items():
             out[f"{size} {name} {label}"] = percentiles(times)
+        answers = [t for q in qs for t in timed(partial(selector.search, q), 3)]
+        out[f"{size} search {label}"] = percentiles(answers)
     return out
 
 
